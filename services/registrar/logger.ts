@@ -1,0 +1,34 @@
+import { pino } from "pino";
+
+/**
+ * The structured logger every registrar and agent part takes: a pino logger
+ * writing one JSON object per line. Parts accept it as an option and default
+ * to {@link createSilentLogger} so libraries never log unless asked to.
+ */
+export type Logger = pino.Logger;
+
+/** Options of {@link createLogger}. */
+export interface LoggerOptions {
+  /** The minimum level; default `info` (or `$LOG_LEVEL`). */
+  readonly level?: string;
+  /** Fields added to every line, for example `{ component: "registrar" }`. */
+  readonly base?: Record<string, unknown>;
+}
+
+/** Creates a JSON logger on standard error. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  return pino(
+    {
+      level: options.level ?? process.env.LOG_LEVEL ?? "info",
+      base: options.base ?? {},
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    pino.destination(2),
+  );
+}
+
+/** Creates a logger that discards everything (the default for libraries and tests). */
+export function createSilentLogger(): Logger {
+  return pino({ level: "silent" });
+}

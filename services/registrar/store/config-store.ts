@@ -1,0 +1,170 @@
+import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
+
+/**
+ * One projection as read from the store. `origin` and `service` come from the
+ * key path, and `projection.originCluster` has been re-stamped to `origin`, so
+ * a value can never claim another cluster's authority.
+ */
+export interface StoredProjection {
+  /** The origin cluster, from the key path. */
+  readonly origin: string;
+  /** The service (`namespace/name`), from the key path. */
+  readonly service: string;
+  /** The decoded value, with `originCluster` equal to `origin`. */
+  readonly projection: ServiceConfigProjection;
+  /** The store revision at which this value was last written. */
+  readonly modRevision: number;
+}
+
+/** Selects which projections a list or watch covers. */
+export interface ProjectionFilter {
+  /** Only this origin's projections; undefined means every origin. */
+  readonly origin?: string;
+  /** Only these services; undefined or empty means every service. */
+  readonly services?: ReadonlySet<string>;
+}
+
+/** Options of {@link ConfigStore.list}. */
+export interface ListOptions extends ProjectionFilter {
+  /**
+   * Read the store as it was at this revision (for consistent pagination);
+   * undefined reads the latest revision. A revision that was compacted away
+   * rejects with {@link StoreCompactedError}; one in the future rejects with a
+   * RangeError.
+   */
+  readonly revision?: number;
+  /**
+   * Start strictly after this position in key order (origin, then encoded
+   * service segment); undefined starts at the beginning.
+   */
+  readonly after?: { readonly origin: string; readonly service: string };
+  /** Return at most this many entries (after filtering); undefined means all. */
+  readonly limit?: number;
+}
+
+/** The result of {@link ConfigStore.list}. */
+export interface ListResult {
+  /** The entries, in key order: by origin, then by encoded service segment. */
+  readonly entries: StoredProjection[];
+  /** The store revision the listing was read at. */
+  readonly revision: number;
+  /** True when `limit` cut the listing short and more entries follow. */
+  readonly more: boolean;
+}
+
+/** A change observed by {@link ConfigStore.watch}. */
+export type StoreEvent =
+  | {
+      /** A projection was created or changed. */
+      readonly type: "put";
+      /** The new value, origin stamped from its key. */
+      readonly entry: StoredProjection;
+      /** The revision of the change. */
+      readonly revision: number;
+    }
+  | {
+      /** A projection was deleted. */
+      readonly type: "delete";
+      /** The origin, from the key path. */
+      readonly origin: string;
+      /** The service, from the key path. */
+      readonly service: string;
+      /** The revision of the change. */
+      readonly revision: number;
+    };
+
+/** Callbacks of a store watch. */
+export interface WatchHandler {
+  /**
+   * Called with every batch of changes, in revision order. Keys that are not
+   * projection keys, and values that do not decode, are skipped (and counted)
+   * before this is called; a batch is never empty.
+   */
+  onEvents(events: StoreEvent[]): void;
+  /**
+   * Called once when the watch cannot continue: the start revision was
+   * compacted ({@link StoreCompactedError}), or the store is unreachable
+   * ({@link StoreUnavailableError}). No more events follow; the caller
+   * re-lists and starts a new watch.
+   */
+  onError(error: Error): void;
+}
+
+/** A running store watch. */
+export interface StoreWatch {
+  /** Stops the watch; no callback runs after the returned promise settles. */
+  cancel(): Promise<void>;
+}
+
+/** Counters a store reports; the registrar exports them as metrics. */
+export interface StoreCounters {
+  /** Values skipped because they did not decode, since the store was created. */
+  readonly decodeErrors: number;
+  /** Keys under the prefix skipped because they are not projection keys. */
+  readonly invalidKeys: number;
+  /** Values whose `origin_cluster` disagreed with their key and were re-stamped. */
+  readonly restamped: number;
+}
+
+/**
+ * The shared projection store: list, watch from a revision, and write under the
+ * store's own origin only. Two implementations share this contract and one
+ * test suite: `createEtcdStore` (production) and `createMemoryStore`
+ * (embedded, the default).
+ *
+ * Every method that needs the backing store rejects with
+ * {@link StoreUnavailableError} when it cannot be reached within the store's
+ * request timeout, so callers can fail fast.
+ */
+export interface ConfigStore {
+  /** `"memory"` or `"etcd"`. */
+  readonly kind: "memory" | "etcd";
+  /** The origin this store writes under. */
+  readonly origin: string;
+  /** The key prefix (default `/aether/v1`). */
+  readonly prefix: string;
+  /** Decode and key counters, for metrics. */
+  readonly counters: StoreCounters;
+
+  /** Lists projections, consistently at one revision. */
+  list(options?: ListOptions): Promise<ListResult>;
+  /** Returns the current store revision. */
+  revision(): Promise<number>;
+  /**
+   * Writes a projection under this store's own origin, keyed by
+   * `projection.service`; `originCluster` is stamped with the own origin.
+   * Returns the revision of the write. Rejects with a TypeError for a service
+   * that is not `namespace/name`.
+   */
+  put(projection: ServiceConfigProjection): Promise<number>;
+  /**
+   * Deletes this store's own origin's projection of a service. Returns the
+   * revision of the delete, or undefined when there was nothing to delete.
+   */
+  delete(service: string): Promise<number | undefined>;
+  /**
+   * Watches changes strictly after `afterRevision` (so a listing at revision R
+   * followed by `watch(R)` misses nothing and repeats nothing).
+   */
+  watch(afterRevision: number, handler: WatchHandler, filter?: ProjectionFilter): StoreWatch;
+  /** Resolves when the store answers a trivial request, rejects otherwise. */
+  ping(): Promise<void>;
+  /** Releases connections; pending watches are cancelled. */
+  close(): Promise<void>;
+}
+
+/** The backing store could not be reached (or did not answer in time). */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+}
+
+/** A requested revision is older than the store's compaction point. */
+export class StoreCompactedError extends Error {
+  override readonly name = "StoreCompactedError";
+  /** The oldest revision that can still be read or watched from. */
+  readonly compactRevision: number;
+  constructor(message: string, compactRevision: number) {
+    super(message);
+    this.compactRevision = compactRevision;
+  }
+}
