@@ -1,11 +1,11 @@
-import { pino } from "pino";
+import { destination, type Logger as PinoLogger, pino, stdTimeFunctions } from "pino";
 
 /**
  * The structured logger every registrar and agent part takes: a pino logger
  * writing one JSON object per line. Parts accept it as an option and default
  * to {@link createSilentLogger} so libraries never log unless asked to.
  */
-export type Logger = pino.Logger;
+export type Logger = PinoLogger;
 
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
@@ -21,10 +21,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     {
       level: options.level ?? process.env.LOG_LEVEL ?? "info",
       base: options.base ?? {},
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    pino.destination(2),
+    destination({ fd: 2, sync: true }),
   );
 }
 
