@@ -1,0 +1,168 @@
+/**
+ * The import policy: which origins' projections are trusted, and which one
+ * wins when several trusted origins export the same service. Pure, no I/O.
+ * The registrar's EFFECTIVE view and the agent use this one implementation,
+ * so every importer picks the same winner.
+ */
+import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import { parseVersion } from "./projection-version.js";
+import { checkServiceName } from "./service-name.js";
+
+/** Why a projection was not imported. */
+export type ImportRejectionReason =
+  /** A control cluster is configured and the projection comes from another origin. */
+  | "untrusted_origin"
+  /** The projection's `version` is not an RFC 3339 timestamp. */
+  | "invalid_version"
+  /** The service key is not `namespace/name`. */
+  | "invalid_service"
+  /** The projection's `service` field disagrees with the service it is stored under. */
+  | "service_mismatch";
+
+/** Every rejection reason, for metrics that pre-register their label values. */
+export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
+  "untrusted_origin",
+  "invalid_version",
+  "invalid_service",
+  "service_mismatch",
+];
+
+/** A projection offered to the policy, with the origin and service of its key. */
+export interface ImportCandidate {
+  /** The origin cluster, from the store key path. */
+  readonly origin: string;
+  /** The service, from the store key path. */
+  readonly service: string;
+  /** The projection itself. */
+  readonly projection: ServiceConfigProjection;
+}
+
+/** A candidate the policy refused, and why. */
+export interface ImportRejection<T extends ImportCandidate> {
+  /** The refused candidate. */
+  readonly candidate: T;
+  /** The machine-readable reason (a metric label). */
+  readonly reason: ImportRejectionReason;
+  /** A sentence for logs and `aetherctl status`. */
+  readonly message: string;
+}
+
+/** A service that more than one trusted origin exports. */
+export interface ImportConflict<T extends ImportCandidate> {
+  /** The service. */
+  readonly service: string;
+  /** The candidate that won. */
+  readonly winner: T;
+  /** The trusted candidates that lost, best first. */
+  readonly losers: T[];
+}
+
+/** The outcome of {@link ImportPolicy.resolve}. */
+export interface ImportResolution<T extends ImportCandidate> {
+  /** One winner per service, in service order. */
+  readonly winners: Map<string, T>;
+  /** Every refused candidate, in input order. */
+  readonly rejections: ImportRejection<T>[];
+  /** Every service with more than one trusted candidate, in service order. */
+  readonly conflicts: ImportConflict<T>[];
+}
+
+/** Options of {@link createImportPolicy}. */
+export interface ImportPolicyOptions {
+  /**
+   * The control cluster. When set (non-empty), only its projections are
+   * trusted; when empty or undefined the topology is federated and every
+   * origin is trusted.
+   */
+  readonly controlCluster?: string;
+}
+
+/** A configured import policy. */
+export interface ImportPolicy {
+  /** The control cluster, or undefined in federated mode. */
+  readonly controlCluster: string | undefined;
+  /** Returns the rejection of one candidate, or undefined when it is acceptable. */
+  check<T extends ImportCandidate>(candidate: T): ImportRejection<T> | undefined;
+  /**
+   * Checks every candidate and picks one winner per service: the highest
+   * `version` (compared as instants); equal versions are broken by the
+   * lexicographically smallest origin name, so the outcome does not depend on
+   * input order.
+   */
+  resolve<T extends ImportCandidate>(candidates: Iterable<T>): ImportResolution<T>;
+  /**
+   * Orders two acceptable candidates of one service: negative when `a` beats
+   * `b`. Both must have passed {@link ImportPolicy.check}.
+   */
+  compare(a: ImportCandidate, b: ImportCandidate): number;
+}
+
+/** Creates the import policy for a topology. */
+export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPolicy {
+  const controlCluster =
+    options.controlCluster === undefined || options.controlCluster === ""
+      ? undefined
+      : options.controlCluster;
+
+  function check<T extends ImportCandidate>(candidate: T): ImportRejection<T> | undefined {
+    if (controlCluster !== undefined && candidate.origin !== controlCluster) {
+      return {
+        candidate,
+        reason: "untrusted_origin",
+        message: `projection of ${candidate.service} from origin ${JSON.stringify(candidate.origin)} rejected: only the control cluster ${JSON.stringify(controlCluster)} is trusted`,
+      };
+    }
+    const invalidService = checkServiceName(candidate.service);
+    if (invalidService !== undefined) {
+      return { candidate, reason: "invalid_service", message: invalidService };
+    }
+    if (candidate.projection.service !== candidate.service) {
+      return {
+        candidate,
+        reason: "service_mismatch",
+        message: `projection stored as ${candidate.service} names service ${JSON.stringify(candidate.projection.service)}`,
+      };
+    }
+    if (parseVersion(candidate.projection.version) === undefined) {
+      return {
+        candidate,
+        reason: "invalid_version",
+        message: `projection of ${candidate.service} from ${candidate.origin} has version ${JSON.stringify(candidate.projection.version)}, not an RFC 3339 timestamp`,
+      };
+    }
+    return undefined;
+  }
+
+  function compare(a: ImportCandidate, b: ImportCandidate): number {
+    const va = parseVersion(a.projection.version) ?? -1n;
+    const vb = parseVersion(b.projection.version) ?? -1n;
+    if (va !== vb) return va > vb ? -1 : 1;
+    return a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0;
+  }
+
+  function resolve<T extends ImportCandidate>(candidates: Iterable<T>): ImportResolution<T> {
+    const rejections: ImportRejection<T>[] = [];
+    const byService = new Map<string, T[]>();
+    for (const candidate of candidates) {
+      const rejection = check(candidate);
+      if (rejection !== undefined) {
+        rejections.push(rejection);
+        continue;
+      }
+      const list = byService.get(candidate.service);
+      if (list === undefined) byService.set(candidate.service, [candidate]);
+      else list.push(candidate);
+    }
+    const winners = new Map<string, T>();
+    const conflicts: ImportConflict<T>[] = [];
+    for (const service of [...byService.keys()].sort()) {
+      const ranked = (byService.get(service) as T[]).slice().sort(compare);
+      const [winner, ...losers] = ranked as [T, ...T[]];
+      winners.set(service, winner);
+      if (losers.length > 0) conflicts.push({ service, winner, losers });
+    }
+    return { winners, rejections, conflicts };
+  }
+
+  return { controlCluster, check, resolve, compare };
+}
