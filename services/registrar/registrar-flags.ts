@@ -1,0 +1,166 @@
+/**
+ * Command-line flags of `aether-registrar`, parsed into a validated
+ * configuration. Every problem is reported as a {@link UsageError} whose
+ * message names the flag and says what is expected.
+ */
+import { parseArgs } from "node:util";
+import { parseDuration } from "../common/duration.js";
+import { checkClusterName } from "../common/service-name.js";
+import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
+
+/** The registrar's validated configuration. */
+export interface RegistrarConfig {
+  /** This registrar's cluster: the origin it owns in the store. */
+  readonly cluster: string;
+  /** The address to listen on. */
+  readonly host: string;
+  /** The port to listen on (0 picks a free one). */
+  readonly port: number;
+  /** The store implementation. */
+  readonly store: "memory" | "etcd";
+  /** etcd endpoints (with `store: "etcd"`). */
+  readonly etcdEndpoints: readonly string[];
+  /** The store key prefix. */
+  readonly etcdPrefix: string;
+  /** The control cluster; undefined means federated. */
+  readonly controlCluster: string | undefined;
+  /** Keep-alive interval of watch streams, in milliseconds. */
+  readonly keepaliveMs: number;
+  /** How long SIGTERM waits for open streams and requests before closing them, in milliseconds. */
+  readonly drainTimeoutMs: number;
+  /** Per-request timeout towards etcd, in milliseconds. */
+  readonly storeTimeoutMs: number;
+  /** The log level. */
+  readonly logLevel: string;
+}
+
+/** A flag is missing or malformed. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** The `--help` text. */
+export const REGISTRAR_USAGE = `Usage: aether-registrar --cluster NAME [flags]
+
+Serves aether.registry.v1.ConfigService (Connect, gRPC and gRPC-Web on one
+port) over the shared config store, plus gRPC health and reflection,
+/healthz, /readyz and /metrics.
+
+Flags:
+  --cluster NAME            this registrar's cluster, the origin it owns (required)
+  --listen HOST:PORT        address to serve on (default 127.0.0.1:8080)
+  --store memory|etcd       store implementation (default memory: embedded, one process)
+  --etcd-endpoints URL[,URL] etcd client URLs (required with --store etcd)
+  --etcd-prefix PREFIX      store key prefix (default ${DEFAULT_STORE_PREFIX})
+  --control-cluster NAME    trust only this origin (default: federated, trust every origin)
+  --keepalive DURATION      keep-alive interval of watch streams (default 15s)
+  --drain-timeout DURATION  on SIGTERM, how long open streams may take to end (default 10s)
+  --store-timeout DURATION  per-request timeout towards etcd (default 2s)
+  --log-level LEVEL         trace, debug, info, warn, error (default info)
+  -h, --help                print this help
+`;
+
+function parseListen(value: string): { host: string; port: number } {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]*):(\d{1,5})$/.exec(value);
+  const port = match === null ? Number.NaN : Number(match[2]);
+  if (match === null || port > 65535) {
+    throw new UsageError(
+      `--listen ${JSON.stringify(value)} is not HOST:PORT (for example 127.0.0.1:8080)`,
+    );
+  }
+  const host = (match[1] as string).replace(/^\[|\]$/g, "");
+  return { host: host === "" ? "0.0.0.0" : host, port };
+}
+
+function durationFlag(name: string, value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new UsageError(`--${name}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Parses the registrar's arguments (without `node` and the script). Returns
+ * `"help"` when help was asked for. Throws {@link UsageError} otherwise.
+ */
+export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | "help" {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        cluster: { type: "string" },
+        listen: { type: "string", default: "127.0.0.1:8080" },
+        store: { type: "string", default: "memory" },
+        "etcd-endpoints": { type: "string" },
+        "etcd-prefix": { type: "string", default: DEFAULT_STORE_PREFIX },
+        "control-cluster": { type: "string", default: "" },
+        keepalive: { type: "string", default: "15s" },
+        "drain-timeout": { type: "string", default: "10s" },
+        "store-timeout": { type: "string", default: "2s" },
+        "log-level": { type: "string", default: "info" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help === true) return "help";
+  const cluster = values.cluster as string | undefined;
+  if (cluster === undefined)
+    throw new UsageError("--cluster is required (this registrar's origin)");
+  const clusterProblem = checkClusterName(cluster);
+  if (clusterProblem !== undefined) throw new UsageError(`--cluster: ${clusterProblem}`);
+  const controlCluster = values["control-cluster"] as string;
+  if (controlCluster !== "") {
+    const problem = checkClusterName(controlCluster);
+    if (problem !== undefined) throw new UsageError(`--control-cluster: ${problem}`);
+  }
+  const store = values.store as string;
+  if (store !== "memory" && store !== "etcd") {
+    throw new UsageError(`--store ${JSON.stringify(store)} must be memory or etcd`);
+  }
+  const endpoints = ((values["etcd-endpoints"] as string | undefined) ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  if (store === "etcd" && endpoints.length === 0) {
+    throw new UsageError("--store etcd needs --etcd-endpoints URL[,URL]");
+  }
+  for (const endpoint of endpoints) {
+    if (!URL.canParse(endpoint)) {
+      throw new UsageError(
+        `--etcd-endpoints: ${JSON.stringify(endpoint)} is not a URL (for example http://127.0.0.1:2379)`,
+      );
+    }
+  }
+  let prefix: string;
+  try {
+    prefix = normalizePrefix(values["etcd-prefix"] as string);
+  } catch (error) {
+    throw new UsageError(`--etcd-prefix: ${(error as Error).message}`);
+  }
+  const logLevel = values["log-level"] as string;
+  if (!["trace", "debug", "info", "warn", "error", "fatal", "silent"].includes(logLevel)) {
+    throw new UsageError(
+      `--log-level ${JSON.stringify(logLevel)} must be trace, debug, info, warn or error`,
+    );
+  }
+  const keepaliveMs = durationFlag("keepalive", values.keepalive as string);
+  if (keepaliveMs < 100) throw new UsageError("--keepalive must be at least 100ms");
+  return {
+    cluster,
+    ...parseListen(values.listen as string),
+    store,
+    etcdEndpoints: endpoints,
+    etcdPrefix: prefix,
+    controlCluster: controlCluster === "" ? undefined : controlCluster,
+    keepaliveMs,
+    drainTimeoutMs: durationFlag("drain-timeout", values["drain-timeout"] as string),
+    storeTimeoutMs: durationFlag("store-timeout", values["store-timeout"] as string),
+    logLevel,
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The registrar's Prometheus metrics. Names mirror the OpenTelemetry names
+ * `aether.config.*` (dots become underscores). Gauges that describe the store
+ * and the cache are computed when scraped, so they are never stale.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { IMPORT_REJECTION_REASONS, type ImportRejectionReason } from "../common/import-policy.js";
+import type { ConfigCache } from "./config-cache.js";
+import type { ConfigStore } from "./store/config-store.js";
+
+/** The metrics a registrar updates as it works. */
+export interface RegistrarMetrics {
+  /** The registry `/metrics` serves. */
+  readonly registry: Registry;
+  /** Counts a projection the import policy rejected, by reason. */
+  countRejection(reason: ImportRejectionReason): void;
+  /** Counts one finished RPC by method and status code name. */
+  countRpc(method: string, code: string): void;
+  /** Adjusts the number of open WatchConfig streams. */
+  addWatchStreams(delta: number): void;
+}
+
+/** Options of {@link createRegistrarMetrics}. */
+export interface RegistrarMetricsOptions {
+  /** The store, for its decode counters. */
+  readonly store: ConfigStore;
+  /** The cache, for projection and conflict counts. */
+  readonly cache: ConfigCache;
+  /** Whether to include Node's process metrics (default true). */
+  readonly processMetrics?: boolean;
+}
+
+/** Creates the registrar's metrics in a fresh registry. */
+export function createRegistrarMetrics(options: RegistrarMetricsOptions): RegistrarMetrics {
+  const { store, cache } = options;
+  const registry = new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  new Counter({
+    name: "aether_config_store_decode_errors_total",
+    help: "Store values skipped because they do not decode as a ServiceConfigProjection.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(store.counters.decodeErrors);
+    },
+  });
+  new Counter({
+    name: "aether_config_store_invalid_keys_total",
+    help: "Keys under the store prefix skipped because they are not projection keys.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(store.counters.invalidKeys);
+    },
+  });
+  new Counter({
+    name: "aether_config_store_restamped_total",
+    help: "Values whose claimed origin or service disagreed with their key and were re-stamped.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(store.counters.restamped);
+    },
+  });
+  new Gauge({
+    name: "aether_config_store_up",
+    help: "1 while the registrar is synced with the store, 0 otherwise.",
+    registers: [registry],
+    collect() {
+      this.set(cache.state === "synced" ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "aether_config_store_revision",
+    help: "The store revision the registrar's cache is consistent with.",
+    registers: [registry],
+    collect() {
+      this.set(cache.revision);
+    },
+  });
+  new Gauge({
+    name: "aether_config_import_services",
+    help: "Services with an effective (trusted, winning) projection.",
+    registers: [registry],
+    collect() {
+      this.set(cache.stats().effectiveServices);
+    },
+  });
+  new Gauge({
+    name: "aether_config_import_projections",
+    help: "Stored projections of every origin.",
+    registers: [registry],
+    collect() {
+      this.set(cache.stats().projections);
+    },
+  });
+  new Gauge({
+    name: "aether_config_import_conflicts",
+    help: "Services exported by more than one trusted origin.",
+    registers: [registry],
+    collect() {
+      this.set(cache.stats().conflicts);
+    },
+  });
+  new Gauge({
+    name: "aether_config_import_rejected",
+    help: "Stored projections the import policy currently rejects, by reason.",
+    labelNames: ["reason"],
+    registers: [registry],
+    collect() {
+      const rejected = cache.stats().rejected;
+      for (const reason of IMPORT_REJECTION_REASONS) {
+        this.set({ reason }, rejected.get(reason) ?? 0);
+      }
+    },
+  });
+  const rejections = new Counter({
+    name: "aether_config_import_rejections_total",
+    help: "Projections the import policy rejected, by reason (counted once per stored value).",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  for (const reason of IMPORT_REJECTION_REASONS) rejections.inc({ reason }, 0);
+  const rpcs = new Counter({
+    name: "aether_config_rpc_requests_total",
+    help: "Finished ConfigService RPCs, by method and status code.",
+    labelNames: ["method", "code"],
+    registers: [registry],
+  });
+  const streams = new Gauge({
+    name: "aether_config_watch_streams",
+    help: "Open WatchConfig streams.",
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    countRejection(reason) {
+      rejections.inc({ reason });
+    },
+    countRpc(method, code) {
+      rpcs.inc({ method, code });
+    },
+    addWatchStreams(delta) {
+      streams.inc(delta);
+    },
+  };
+}
