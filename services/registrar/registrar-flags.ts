@@ -32,6 +32,8 @@ export interface RegistrarConfig {
   readonly storeTimeoutMs: number;
   /** The log level. */
   readonly logLevel: string;
+  /** A JSON file of projections to write under the own origin at start (demos). */
+  readonly seedFile: string | undefined;
 }
 
 /** A flag is missing or malformed. */
@@ -56,6 +58,8 @@ Flags:
   --keepalive DURATION      keep-alive interval of watch streams (default 15s)
   --drain-timeout DURATION  on SIGTERM, how long open streams may take to end (default 10s)
   --store-timeout DURATION  per-request timeout towards etcd (default 2s)
+  --seed FILE               write the projections in FILE ({"projections": [...]}, proto JSON)
+                            under this cluster's origin at start (demos and tests)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 `;
@@ -102,6 +106,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         "drain-timeout": { type: "string", default: "10s" },
         "store-timeout": { type: "string", default: "2s" },
         "log-level": { type: "string", default: "info" },
+        seed: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -162,5 +167,6 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     drainTimeoutMs: durationFlag("drain-timeout", values["drain-timeout"] as string),
     storeTimeoutMs: durationFlag("store-timeout", values["store-timeout"] as string),
     logLevel,
+    seedFile: values.seed as string | undefined,
   };
 }

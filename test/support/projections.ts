@@ -1,0 +1,45 @@
+/** Builders of small, valid projections for tests. */
+import { create } from "@bufbuild/protobuf";
+import {
+  PathMatchType,
+  RouteKind,
+  RouteRole,
+  type ServiceConfigProjection,
+  ServiceConfigProjectionSchema,
+} from "../../gen/aether/registry/v1/projection_pb.js";
+
+/** A version string `n` nanoseconds after a fixed instant, so tests can order versions. */
+export function versionAt(n: number): string {
+  return `2026-11-01T00:00:00.${String(n).padStart(9, "0")}Z`;
+}
+
+/**
+ * A projection of `service` (`namespace/name`) with one producer HTTP route
+ * whose single backend is `backend` (default: the service itself on port 80).
+ */
+export function makeProjection(
+  service: string,
+  options: { version?: string; backend?: string; origin?: string } = {},
+): ServiceConfigProjection {
+  const [namespace, name] = service.split("/") as [string, string];
+  return create(ServiceConfigProjectionSchema, {
+    service,
+    originCluster: options.origin ?? "",
+    version: options.version ?? versionAt(1),
+    routes: [
+      {
+        kind: RouteKind.HTTP,
+        namespace,
+        name: `${name}-route`,
+        role: RouteRole.PRODUCER,
+        parentRefs: [{ service, port: 80 }],
+        rules: [
+          {
+            matches: [{ path: { type: PathMatchType.PATH_PREFIX, value: "/" } }],
+            backends: [{ service: options.backend ?? service, port: 80, weight: 1 }],
+          },
+        ],
+      },
+    ],
+  });
+}
