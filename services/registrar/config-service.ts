@@ -3,6 +3,7 @@
  * revision (so they fail fast with UNAVAILABLE when it is down, and pages are
  * one consistent snapshot); watch streams are served from the config cache.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import {
@@ -65,8 +66,13 @@ export interface ConfigServiceOptions {
   readonly maxStreamBacklog?: number;
 }
 
+/** The longest error message sent; longer ones (echoing huge input) are cut, since gRPC carries them in a header. */
+const MAX_ERROR_MESSAGE = 512;
+
 function invalid(message: string): ConnectError {
-  return new ConnectError(message, Code.InvalidArgument);
+  const text =
+    message.length > MAX_ERROR_MESSAGE ? `${message.slice(0, MAX_ERROR_MESSAGE)}…` : message;
+  return new ConnectError(text, Code.InvalidArgument);
 }
 
 function checkServices(services: readonly string[]): ReadonlySet<string> | undefined {
@@ -147,6 +153,20 @@ function nextToken(
     origin: byServiceOnly ? "" : last.origin,
     service: last.service,
   });
+}
+
+/**
+ * Resolves when the cache first syncs, when it gives up starting (the store is
+ * unavailable), or when a signal aborts, whichever comes first.
+ */
+async function waitUntilSynced(
+  cache: ConfigCache,
+  signals: readonly (AbortSignal | undefined)[],
+): Promise<void> {
+  const synced = cache.whenSynced().catch(() => undefined);
+  while (cache.state === "starting" && !signals.some((signal) => signal?.aborted === true)) {
+    await Promise.race([synced, delay(50)]);
+  }
 }
 
 /** Creates the ConfigService handlers for `router.service(ConfigService, …)`. */
@@ -245,6 +265,11 @@ export function createConfigService(
     if (resumeRevision < 0n) throw invalid(`resume_revision ${resumeRevision} is negative`);
     const resume = resumeRevision > BigInt(Number.MAX_SAFE_INTEGER) ? 0 : Number(resumeRevision);
 
+    if (cache.state === "starting") {
+      // Right after start the cache is still listing: wait for it rather than
+      // failing the stream (a store that is down fails it below instead).
+      await waitUntilSynced(cache, [signal, options.drainSignal]);
+    }
     const queue = createAsyncQueue<WatchConfigResponse>(maxBacklog);
     const subscription = cache.subscribe({
       services: serviceSet,

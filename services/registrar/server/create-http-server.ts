@@ -1,0 +1,406 @@
+/**
+ * The registrar's network front: one TCP port that serves Connect (HTTP/1.1
+ * and h2c), gRPC (h2c with prior knowledge) and gRPC-Web through
+ * connect-fastify, plus the plain operational routes `/healthz`, `/readyz`
+ * and `/metrics`.
+ *
+ * Node's HTTP/2 server without TLS speaks only HTTP/2 with prior knowledge,
+ * so the port is owned by an HTTP/1.1 server whose connection handling is
+ * interposed: each new connection's first bytes are compared with the
+ * HTTP/2 connection preface, and the socket (with those bytes put back) is
+ * handed either to the HTTP/1.1 server's own connection handler or to an
+ * HTTP/2 server. Both call the same fastify handler.
+ */
+
+import {
+  createServer as createHttp1Server,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
+import type { AddressInfo, Socket } from "node:net";
+import { performance } from "node:perf_hooks";
+import { setTimeout as delay } from "node:timers/promises";
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import { fastify } from "fastify";
+import type { Registry } from "prom-client";
+import { createSilentLogger, type Logger } from "../logger.js";
+
+/** What a readiness probe reports: ready, or not ready and why. */
+export interface Readiness {
+  /** True when the process can serve its API with real data. */
+  readonly ready: boolean;
+  /** Why the process is not ready; shown in the `/readyz` body. */
+  readonly reason?: string;
+}
+
+/** What {@link HttpServerOptions.routes} is given besides the router. */
+export interface HttpServerRouteContext {
+  /**
+   * Aborted when the server starts draining. Long-lived stream handlers
+   * should end their streams normally (status OK) when it aborts.
+   */
+  readonly drainSignal: AbortSignal;
+}
+
+/** Options of {@link createHttpServer}. */
+export interface HttpServerOptions {
+  /**
+   * Registers the Connect/gRPC/gRPC-Web services on the router. Called once,
+   * when the server is first readied (by {@link HttpServer.listen}).
+   */
+  readonly routes: (router: ConnectRouter, context: HttpServerRouteContext) => void;
+  /**
+   * The readiness `/readyz` reports. It is called on every probe and must
+   * be cheap; an exception counts as not ready, with its message as reason.
+   */
+  readonly readiness: () => Readiness;
+  /** The registry `/metrics` serves in the Prometheus text format. */
+  readonly metricsRegistry: Registry;
+  /** The logger; requests are logged at debug level. Silent by default. */
+  readonly logger?: Logger;
+  /**
+   * The largest request message (Connect/gRPC) or body (plain routes) in
+   * bytes; larger ones are refused. Default 4 MiB.
+   */
+  readonly maxBodyBytes?: number;
+  /** Interceptors applied to every RPC, outermost first. */
+  readonly interceptors?: readonly Interceptor[];
+  /**
+   * How long a new connection may take to send its first bytes before it is
+   * dropped. Default 10000 ms.
+   */
+  readonly handshakeTimeoutMs?: number;
+  /**
+   * How long an idle HTTP/1.1 keep-alive connection or HTTP/2 session is kept
+   * before it is closed (gracefully, for HTTP/2). Default 72000 ms (longer
+   * than the usual 60 s of load balancers in front).
+   */
+  readonly idleTimeoutMs?: number;
+}
+
+/** The address a server listens on. */
+export interface ListenAddress {
+  /** The bound address, for example `127.0.0.1` or `::`. */
+  readonly host: string;
+  /** The bound port (the real one when 0 was asked for). */
+  readonly port: number;
+  /** The base URL of the server, for example `http://127.0.0.1:8080`. */
+  readonly url: string;
+}
+
+/** Options of {@link HttpServer.close}. */
+export interface HttpServerCloseOptions {
+  /**
+   * How long in-flight requests and streams may take to finish before the
+   * remaining connections are destroyed. Default 10000 ms.
+   */
+  readonly graceMs?: number;
+}
+
+/** A server created by {@link createHttpServer}. */
+export interface HttpServer {
+  /**
+   * Binds `host:port` (port 0 picks a free port) and starts serving. Rejects
+   * when the address cannot be bound, when already listening, or after
+   * {@link HttpServer.close}.
+   */
+  listen(host: string, port: number): Promise<ListenAddress>;
+  /** The bound address while listening; undefined before and after. */
+  readonly address: ListenAddress | undefined;
+  /** Aborted when {@link HttpServer.close} starts draining. */
+  readonly drainSignal: AbortSignal;
+  /**
+   * Stops accepting connections, aborts {@link HttpServer.drainSignal}, lets
+   * in-flight requests and streams finish for up to `graceMs`, then aborts
+   * the handlers still running (clients see UNAVAILABLE) and destroys every
+   * remaining connection. Resolves when everything is closed; idempotent
+   * (later calls return the same promise); works whether or not the server
+   * ever listened.
+   */
+  close(options?: HttpServerCloseOptions): Promise<void>;
+}
+
+/** The default of {@link HttpServerOptions.maxBodyBytes}. */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The default of {@link HttpServerCloseOptions.graceMs}. */
+export const DEFAULT_CLOSE_GRACE_MS = 10_000;
+
+const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 72_000;
+/** How long cancelled handlers get to send their error before connections are destroyed. */
+const SHUTDOWN_FLUSH_MS = 100;
+
+/** The first bytes an HTTP/2 client sends (RFC 9113, section 3.4). */
+const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+
+type Protocol = "http/1.1" | "h2c";
+
+/**
+ * Reads a new connection's first bytes until they either diverge from the
+ * HTTP/2 preface (HTTP/1.1) or contain all of it (h2c), then pauses the socket,
+ * puts the bytes back and reports the protocol. Reports undefined (and
+ * destroys the socket) when the peer goes away, errs or stays silent for
+ * `timeoutMs` first.
+ */
+function sniffProtocol(
+  socket: Socket,
+  timeoutMs: number,
+  done: (protocol: Protocol | undefined) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const finish = (protocol: Protocol | undefined) => {
+    clearTimeout(timer);
+    socket.off("data", onData);
+    socket.off("end", onGone);
+    socket.off("error", onGone);
+    socket.off("close", onGone);
+    if (protocol === undefined) {
+      socket.destroy();
+    } else {
+      socket.pause();
+      socket.unshift(Buffer.concat(chunks, length));
+    }
+    done(protocol);
+  };
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    length += chunk.length;
+    const head = chunks.length === 1 ? chunk : Buffer.concat(chunks, length);
+    const n = Math.min(head.length, HTTP2_PREFACE.length);
+    if (head.compare(HTTP2_PREFACE, 0, n, 0, n) !== 0) finish("http/1.1");
+    else if (n === HTTP2_PREFACE.length) finish("h2c");
+  };
+  const onGone = () => finish(undefined);
+  const timer = setTimeout(onGone, timeoutMs);
+  timer.unref();
+  socket.on("data", onData);
+  socket.on("end", onGone);
+  socket.on("error", onGone);
+  socket.on("close", onGone);
+}
+
+function formatUrl(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/** The pino level for fastify's own messages: warn, or the logger's level when higher. */
+function fastifyLogLevel(logger: Logger): string {
+  return logger.levelVal > (logger.levels.values.warn ?? 40) ? logger.level : "warn";
+}
+
+/**
+ * Creates the registrar's HTTP server (see the module comment). Nothing is
+ * bound until {@link HttpServer.listen}. Malformed input (garbage bytes,
+ * wrong content types, oversized or truncated bodies, peers that vanish
+ * mid-stream) is answered with an error or a dropped connection, never an
+ * exception that escapes.
+ */
+export function createHttpServer(options: HttpServerOptions): HttpServer {
+  const logger = (options.logger ?? createSilentLogger()).child({ component: "http-server" });
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+
+  /** Aborted when draining starts: streams end cleanly. */
+  const drainController = new AbortController();
+  /** Aborted when the grace period is over: handlers still running are cancelled. */
+  const shutdownController = new AbortController();
+  /** Every accepted connection, until it closes. */
+  const sockets = new Set<Socket>();
+  /** Connections still being sniffed. */
+  const sniffing = new Set<Socket>();
+  /** Open HTTP/2 sessions. */
+  const sessions = new Set<Http2Session>();
+  let onSocketsClosed: (() => void) | undefined;
+  let address: ListenAddress | undefined;
+  let closing: Promise<void> | undefined;
+
+  // The HTTP/1.1 server owns the port; the HTTP/2 server never listens and
+  // only receives the connections that start with the HTTP/2 preface.
+  const http1 = createHttp1Server({}, (req, res) => onRequest(req, res));
+  const h2 = createHttp2Server({}, (req, res) => onRequest(req, res));
+  http1.keepAliveTimeout = idleTimeoutMs;
+  let fastifyHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+
+  const app = fastify({
+    serverFactory: (handler) => {
+      fastifyHandler = handler;
+      return http1;
+    },
+    // Fastify logs each request at info; at warn only its errors get through
+    // (requests are logged at debug by onRequest below).
+    loggerInstance: logger.child({}, { level: fastifyLogLevel(logger) }),
+    bodyLimit: maxBodyBytes,
+    forceCloseConnections: false,
+    return503OnClosing: false,
+  });
+  function onRequest(
+    req: IncomingMessage | Http2ServerRequest,
+    res: ServerResponse | Http2ServerResponse,
+  ): void {
+    const started = performance.now();
+    const http1Response = req.httpVersionMajor < 2 ? (res as ServerResponse) : undefined;
+    if (http1Response !== undefined && drainController.signal.aborted) {
+      http1Response.setHeader("connection", "close");
+    }
+    res.once("close", () => {
+      logger.debug(
+        {
+          method: req.method,
+          url: req.url,
+          httpVersion: req.httpVersion,
+          status: res.statusCode,
+          ms: Math.round(performance.now() - started),
+        },
+        "request",
+      );
+      // A keep-alive connection whose response was in flight when draining
+      // started becomes idle now: close it.
+      if (http1Response !== undefined && drainController.signal.aborted) {
+        setImmediate(() => http1.closeIdleConnections());
+      }
+    });
+    // Fastify's handler serves both HTTP versions (it checks httpVersionMajor).
+    fastifyHandler?.(req as IncomingMessage, res as ServerResponse);
+  }
+
+  // Interpose on the HTTP/1.1 server's connection handling: sniff first.
+  const http1ConnectionListeners = http1.listeners("connection") as ((socket: Socket) => void)[];
+  http1.removeAllListeners("connection");
+  http1.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      if (sockets.size === 0) onSocketsClosed?.();
+    });
+    if (drainController.signal.aborted) {
+      socket.destroy();
+      return;
+    }
+    sniffing.add(socket);
+    sniffProtocol(socket, handshakeTimeoutMs, (protocol) => {
+      sniffing.delete(socket);
+      if (protocol === "h2c") {
+        h2.emit("connection", socket);
+      } else if (protocol === "http/1.1") {
+        for (const listener of http1ConnectionListeners) listener.call(http1, socket);
+        socket.resume();
+      }
+    });
+  });
+  http1.on("error", (error) => logger.error({ err: error }, "server error"));
+
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+    session.on("error", (error) => logger.debug({ err: error }, "http2 session error"));
+    session.setTimeout(idleTimeoutMs, () => session.close());
+    if (drainController.signal.aborted) session.close();
+  });
+  h2.on("sessionError", (error) => logger.debug({ err: error }, "http2 session error"));
+
+  app.get("/healthz", async (_request, reply) => {
+    return reply.type("text/plain; charset=utf-8").send("ok\n");
+  });
+  app.get("/readyz", async (_request, reply) => {
+    let readiness: Readiness;
+    if (drainController.signal.aborted) {
+      readiness = { ready: false, reason: "draining" };
+    } else {
+      try {
+        readiness = options.readiness();
+      } catch (error) {
+        readiness = {
+          ready: false,
+          reason: error instanceof Error ? error.message : String(error),
+        };
+      }
+    }
+    reply.type("text/plain; charset=utf-8");
+    if (readiness.ready) return reply.send("ready\n");
+    return reply.code(503).send(`${readiness.reason ?? "not ready"}\n`);
+  });
+  app.get("/metrics", async (_request, reply) => {
+    const body = await options.metricsRegistry.metrics();
+    return reply.type(options.metricsRegistry.contentType).send(body);
+  });
+  app.register(fastifyConnectPlugin, {
+    routes: (router) => options.routes(router, { drainSignal: drainController.signal }),
+    readMaxBytes: maxBodyBytes,
+    interceptors: options.interceptors === undefined ? [] : [...options.interceptors],
+    shutdownSignal: shutdownController.signal,
+  });
+
+  async function drain(graceMs: number): Promise<void> {
+    drainController.abort();
+    const allClosed = new Promise<void>((resolve) => {
+      onSocketsClosed = resolve;
+      if (sockets.size === 0) resolve();
+    });
+    if (http1.listening) http1.close();
+    http1.closeIdleConnections();
+    for (const socket of sniffing) socket.destroy();
+    for (const session of sessions) session.close();
+
+    const graceOver = new AbortController();
+    const closedInTime = await Promise.race([
+      allClosed.then(() => true),
+      delay(graceMs, false, { signal: graceOver.signal }).catch(() => false),
+    ]);
+    graceOver.abort();
+    if (!closedInTime) {
+      logger.warn(
+        { connections: sockets.size, graceMs },
+        "grace period over: cancelling the requests still running",
+      );
+      shutdownController.abort(new ConnectError("server is shutting down", Code.Unavailable));
+      // Let the cancelled handlers send their UNAVAILABLE before the connections go.
+      await Promise.race([allClosed, delay(SHUTDOWN_FLUSH_MS, undefined, { ref: false })]);
+      for (const session of sessions) session.destroy();
+      for (const socket of sockets) socket.destroy();
+      await allClosed;
+    }
+    address = undefined;
+    await app.close();
+  }
+
+  return {
+    async listen(host, port) {
+      if (closing !== undefined) throw new Error("the server is closed");
+      if (http1.listening) throw new Error("the server is already listening");
+      await app.ready();
+      if (closing !== undefined) throw new Error("the server is closed");
+      await new Promise<void>((resolve, reject) => {
+        http1.once("error", reject);
+        http1.listen({ host, port }, () => {
+          http1.off("error", reject);
+          resolve();
+        });
+      });
+      const bound = http1.address() as AddressInfo;
+      address = {
+        host: bound.address,
+        port: bound.port,
+        url: formatUrl(bound.address, bound.port),
+      };
+      logger.debug({ url: address.url }, "listening");
+      return address;
+    },
+    get address() {
+      return address;
+    },
+    drainSignal: drainController.signal,
+    close(closeOptions = {}) {
+      closing ??= drain(closeOptions.graceMs ?? DEFAULT_CLOSE_GRACE_MS);
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,276 @@
+/**
+ * The registrar as an OS process over a real etcd: origin stamping, corrupt
+ * values, pagination, watch resume across a registrar restart, and etcd
+ * freezing and crashing under a running registrar.
+ */
+import { toBinary } from "@bufbuild/protobuf";
+import { Code, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { Etcd3 } from "etcd3";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  ConfigService,
+  ConfigView,
+  WatchEventType,
+} from "../../gen/aether/registry/v1/config_service_pb.js";
+import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
+import type { ConfigStore } from "../../services/registrar/store/config-store.js";
+import { createEtcdStore } from "../../services/registrar/store/etcd-store.js";
+import { projectionKey } from "../../services/registrar/store/store-key.js";
+import { type EtcdHandle, startEtcd } from "../support/etcd.js";
+import { makeProjection, versionAt } from "../support/projections.js";
+import { startRegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
+import { waitFor } from "../support/wait.js";
+import { recordWatch, type WatchRecorder } from "../support/watch-recorder.js";
+
+let etcd: EtcdHandle;
+let raw: Etcd3;
+const stores: ConfigStore[] = [];
+const watches: WatchRecorder[] = [];
+let prefixCounter = 0;
+
+beforeAll(async () => {
+  etcd = await startEtcd();
+  raw = new Etcd3({ hosts: etcd.endpoint });
+}, 30_000);
+afterEach(async () => {
+  await Promise.all(watches.splice(0).map((w) => w.cancel()));
+  await stopAllRegistrars();
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+});
+afterAll(async () => {
+  raw?.close();
+  await etcd?.stop();
+});
+
+/** A fresh key prefix per test, so tests share one etcd without seeing each other. */
+function freshPrefix(): string {
+  prefixCounter++;
+  return `/t${process.pid}-${prefixCounter}/aether/v1`;
+}
+
+function storeFor(origin: string, prefix: string): ConfigStore {
+  const store = createEtcdStore({ origin, endpoints: [etcd.endpoint], prefix });
+  stores.push(store);
+  return store;
+}
+
+function clientFor(url: string) {
+  return createClient(ConfigService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
+}
+
+function watch(...args: Parameters<typeof recordWatch>): WatchRecorder {
+  const w = recordWatch(...args);
+  watches.push(w);
+  return w;
+}
+
+async function registrarOn(prefix: string, cluster: string, extra: string[] = []) {
+  return startRegistrarProcess([
+    "--cluster",
+    cluster,
+    "--store",
+    "etcd",
+    "--etcd-endpoints",
+    etcd.endpoint,
+    "--etcd-prefix",
+    prefix,
+    "--store-timeout",
+    "1s",
+    ...extra,
+  ]);
+}
+
+async function ready(url: string): Promise<boolean> {
+  try {
+    return (await fetch(`${url}/readyz`)).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+const synced = (events: { type: WatchEventType }[]) =>
+  events.some((e) => e.type === WatchEventType.SYNCED);
+
+describe("registrar over a real etcd", () => {
+  it("stamps the origin from the key path: a value claiming origin 'evil' under hub's prefix is served as hub", async () => {
+    const prefix = freshPrefix();
+    const evil = makeProjection("shop/cart", { origin: "evil" });
+    await raw
+      .put(projectionKey(prefix, "hub", "shop/cart"))
+      .value(Buffer.from(toBinary(ServiceConfigProjectionSchema, evil)));
+    const registrar = await registrarOn(prefix, "spoke");
+    const client = clientFor(registrar.url);
+    const hub = await client.listConfig({ originCluster: "hub" });
+    expect(hub.projections.map((p) => [p.service, p.originCluster])).toEqual([
+      ["shop/cart", "hub"],
+    ]);
+    expect((await client.listConfig({ originCluster: "evil" })).projections).toEqual([]);
+    const all = await client.listAllConfig({ view: ConfigView.ALL_ORIGINS });
+    expect(all.projections.map((p) => p.originCluster)).toEqual(["hub"]);
+    const w = watch(client, {});
+    await w.until(synced);
+    expect(w.events[0]?.originCluster).toBe("hub");
+    expect(w.events[0]?.projection?.originCluster).toBe("hub");
+  });
+
+  it("skips a corrupt value beside good ones, counts it, and keeps serving the rest", async () => {
+    const prefix = freshPrefix();
+    const hub = storeFor("hub", prefix);
+    await hub.put(makeProjection("shop/a"));
+    await raw
+      .put(projectionKey(prefix, "hub", "shop/broken"))
+      .value(Buffer.from([0xff, 0xff, 0xff, 0x07, 0x01]));
+    await hub.put(makeProjection("shop/c"));
+    const registrar = await registrarOn(prefix, "hub");
+    const client = clientFor(registrar.url);
+    const listed = await client.listConfig({});
+    expect(listed.projections.map((p) => p.service)).toEqual(
+      expect.arrayContaining(["shop/a", "shop/c"]),
+    );
+    expect(listed.projections).toHaveLength(2);
+    const w = watch(client, {});
+    await w.until(synced);
+    expect(
+      w.events
+        .filter((e) => e.type === WatchEventType.SNAPSHOT)
+        .map((e) => e.service)
+        .sort(),
+    ).toEqual(["shop/a", "shop/c"]);
+    // A corrupt write while watching is skipped too; the next good one arrives.
+    await raw
+      .put(projectionKey(prefix, "hub", "shop/broken2"))
+      .value("not protobuf at all \u0000\u00ff");
+    await hub.put(makeProjection("shop/d"));
+    await w.until((e) => e.some((x) => x.type === WatchEventType.UPSERT && x.service === "shop/d"));
+    expect(w.events.some((e) => e.service === "shop/broken2")).toBe(false);
+    const metrics = await (await fetch(`${registrar.url}/metrics`)).text();
+    const decodeErrors = Number(/aether_config_store_decode_errors_total (\d+)/.exec(metrics)?.[1]);
+    expect(decodeErrors).toBeGreaterThanOrEqual(2);
+    expect(
+      registrar.logs.some((l) => l.msg === "skipping a store value that does not decode"),
+    ).toBe(true);
+  });
+
+  it("paginates 2,500 projections with no duplicates and no gaps", async () => {
+    const prefix = freshPrefix();
+    const hub = storeFor("hub", prefix);
+    const expected: string[] = [];
+    for (let i = 0; i < 2500; i += 100) {
+      const batch = Array.from({ length: 100 }, (_, j) => `ns-${(i + j) % 5}/svc-${i + j}`);
+      expected.push(...batch);
+      await Promise.all(batch.map((service) => hub.put(makeProjection(service))));
+    }
+    const registrar = await registrarOn(prefix, "hub");
+    const client = clientFor(registrar.url);
+    for (const view of [ConfigView.ALL_ORIGINS, ConfigView.EFFECTIVE]) {
+      const seen: string[] = [];
+      let token = "";
+      let revision: bigint | undefined;
+      do {
+        const page = await client.listAllConfig({ view, pageSize: 1000, pageToken: token });
+        seen.push(...page.projections.map((p) => p.service));
+        revision ??= page.revision;
+        expect(page.revision).toBe(revision);
+        token = page.nextPageToken;
+      } while (token !== "");
+      expect(seen).toHaveLength(2500);
+      expect(new Set(seen)).toEqual(new Set(expected));
+    }
+  }, 60_000);
+
+  it("resumes a watch after a registrar restart: replays when it can, re-snapshots (with deletions) when it cannot", async () => {
+    const prefix = freshPrefix();
+    const hub = storeFor("hub", prefix);
+    await hub.put(makeProjection("shop/a"));
+    await hub.put(makeProjection("shop/b"));
+    let registrar = await registrarOn(prefix, "hub");
+    let w = watch(clientFor(registrar.url), {});
+    await w.until(synced);
+    const revision = w.events.find((e) => e.type === WatchEventType.SYNCED)?.revision as bigint;
+    expect(await registrar.stop()).toBe(0);
+    expect(await w.ended).toBeUndefined(); // drained cleanly
+
+    // Nothing changed while it was down: the new registrar honours the resume point.
+    registrar = await registrarOn(prefix, "hub");
+    w = watch(clientFor(registrar.url), { resumeRevision: revision });
+    await w.until(synced);
+    expect(w.events.map((e) => WatchEventType[e.type])).toEqual(["SYNCED"]);
+    expect(w.events[0]?.resumed).toBe(true);
+    await w.cancel();
+    expect(await registrar.stop()).toBe(0);
+
+    // Changes while it was down: a fresh snapshot that no longer has shop/a.
+    await hub.delete("shop/a");
+    await hub.put(makeProjection("shop/b", { version: versionAt(7) }));
+    registrar = await registrarOn(prefix, "hub");
+    w = watch(clientFor(registrar.url), { resumeRevision: revision });
+    await w.until(synced);
+    expect(w.events.map((e) => `${WatchEventType[e.type]}:${e.service}`)).toEqual([
+      "SNAPSHOT:shop/b",
+      "SYNCED:",
+    ]);
+    expect(w.events[0]?.projection?.version).toBe(versionAt(7));
+    expect(w.events[1]?.resumed).toBe(false);
+    expect(w.events[1]?.revision).toBeGreaterThan(revision);
+  }, 60_000);
+
+  it("fails fast with Unavailable while etcd is frozen, and recovers by itself when it thaws", async () => {
+    const prefix = freshPrefix();
+    const hub = storeFor("hub", prefix);
+    await hub.put(makeProjection("shop/a"));
+    const registrar = await registrarOn(prefix, "hub");
+    const client = clientFor(registrar.url);
+    const w = watch(client, {});
+    await w.until(synced);
+    await etcd.pause();
+    try {
+      const startedAt = Date.now();
+      const error = await client.listAllConfig({}).then(
+        () => undefined,
+        (e: unknown) => e as { code: Code },
+      );
+      expect(error?.code).toBe(Code.Unavailable);
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      await waitFor(async () => !(await ready(registrar.url)), 10_000, "/readyz to go unready");
+      expect((await w.ended)?.code).toBe(Code.Unavailable);
+    } finally {
+      await etcd.resume();
+    }
+    await waitFor(() => ready(registrar.url), 15_000, "/readyz to recover");
+    const again = watch(client, {});
+    await again.until(synced);
+    expect(again.events.map((e) => e.service)).toContain("shop/a");
+    await hub.put(makeProjection("shop/b"));
+    await again.until((e) =>
+      e.some((x) => x.type === WatchEventType.UPSERT && x.service === "shop/b"),
+    );
+    expect(registrar.logs.some((l) => l.msg === "registrar serving")).toBe(true);
+  }, 60_000);
+
+  it("recovers without a restart when etcd crashes and comes back", async () => {
+    const prefix = freshPrefix();
+    const hub = storeFor("hub", prefix);
+    await hub.put(makeProjection("shop/a"));
+    const registrar = await registrarOn(prefix, "hub");
+    const client = clientFor(registrar.url);
+    await etcd.restart();
+    await hub.put(makeProjection("shop/after-crash"));
+    await waitFor(() => ready(registrar.url), 15_000, "/readyz after the etcd restart");
+    await waitFor(
+      async () => {
+        const listed = await client.listConfig({});
+        return listed.projections.some((p) => p.service === "shop/after-crash");
+      },
+      15_000,
+      "ListConfig to see the write made after the crash",
+    );
+    const w = watch(client, {});
+    await w.until(synced, 15_000);
+    await hub.put(makeProjection("shop/later"));
+    await w.until(
+      (e) => e.some((x) => x.type === WatchEventType.UPSERT && x.service === "shop/later"),
+      15_000,
+    );
+  }, 60_000);
+});
