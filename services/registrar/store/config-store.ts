@@ -34,21 +34,35 @@ export interface ListOptions extends ProjectionFilter {
    */
   readonly revision?: number;
   /**
-   * Start strictly after this position in key order (origin, then encoded
-   * service segment); undefined starts at the beginning.
+   * Start strictly after this position in key order (see
+   * {@link ListResult.entries}); undefined starts at the beginning. A position
+   * outside the listed origin's range yields the whole range (before it) or
+   * nothing (after it).
    */
   readonly after?: { readonly origin: string; readonly service: string };
-  /** Return at most this many entries (after filtering); undefined means all. */
+  /**
+   * Return at most this many entries (after filtering); undefined means all.
+   * A positive integer; anything else rejects with a RangeError.
+   */
   readonly limit?: number;
 }
 
 /** The result of {@link ConfigStore.list}. */
 export interface ListResult {
-  /** The entries, in key order: by origin, then by encoded service segment. */
+  /**
+   * The entries, in store key order: the byte order of the full keys
+   * (`<prefix>/clusters/<origin>/config/<base64url(service)>`), which is etcd's
+   * order. Entries are grouped by origin, but origins are not in plain string
+   * order when one is a prefix of another (`b-1` sorts before `b`, since `-`
+   * sorts before `/`); pass the last entry back as `after` to continue.
+   */
   readonly entries: StoredProjection[];
   /** The store revision the listing was read at. */
   readonly revision: number;
-  /** True when `limit` cut the listing short and more entries follow. */
+  /**
+   * True when `limit` cut the listing short and at least one more entry
+   * (one that passes the filter and decodes) follows.
+   */
   readonly more: boolean;
 }
 
@@ -96,13 +110,23 @@ export interface StoreWatch {
   cancel(): Promise<void>;
 }
 
-/** Counters a store reports; the registrar exports them as metrics. */
+/**
+ * Counters a store reports; the registrar exports them as metrics. Each
+ * counts distinct offending values since the store was created (a key at one
+ * modification revision), however often they are read by lists and watches.
+ */
 export interface StoreCounters {
-  /** Values skipped because they did not decode, since the store was created. */
+  /** Values skipped because they did not decode. */
   readonly decodeErrors: number;
-  /** Keys under the prefix skipped because they are not projection keys. */
+  /**
+   * Keys under `<prefix>/clusters/` skipped because they are not projection
+   * keys (including a service segment that is not `namespace/name`).
+   */
   readonly invalidKeys: number;
-  /** Values whose `origin_cluster` disagreed with their key and were re-stamped. */
+  /**
+   * Values whose `origin_cluster` or `service` disagreed with their key and
+   * were re-stamped from it.
+   */
   readonly restamped: number;
 }
 
@@ -139,17 +163,26 @@ export interface ConfigStore {
   put(projection: ServiceConfigProjection): Promise<number>;
   /**
    * Deletes this store's own origin's projection of a service. Returns the
-   * revision of the delete, or undefined when there was nothing to delete.
+   * revision of the delete, or undefined when there was nothing to delete
+   * (which, as in etcd, does not change the revision). Rejects with a
+   * TypeError for a service that is not `namespace/name`.
    */
   delete(service: string): Promise<number | undefined>;
   /**
    * Watches changes strictly after `afterRevision` (so a listing at revision R
-   * followed by `watch(R)` misses nothing and repeats nothing).
+   * followed by `watch(R)` misses nothing and repeats nothing). Callbacks never
+   * run inside this call or inside a write; an exception thrown by a callback
+   * is logged and does not end the watch. Throws a RangeError when
+   * `afterRevision` is not a non-negative integer.
    */
   watch(afterRevision: number, handler: WatchHandler, filter?: ProjectionFilter): StoreWatch;
   /** Resolves when the store answers a trivial request, rejects otherwise. */
   ping(): Promise<void>;
-  /** Releases connections; pending watches are cancelled. */
+  /**
+   * Releases connections; pending watches are cancelled (no more callbacks).
+   * Afterwards every method rejects with {@link StoreUnavailableError}, and a
+   * new watch ends with it.
+   */
   close(): Promise<void>;
 }
 
@@ -161,7 +194,12 @@ export class StoreUnavailableError extends Error {
 /** A requested revision is older than the store's compaction point. */
 export class StoreCompactedError extends Error {
   override readonly name = "StoreCompactedError";
-  /** The oldest revision that can still be read or watched from. */
+  /**
+   * The oldest revision that can still be read. A watch can still start after
+   * `compactRevision - 1` (it then receives the changes from `compactRevision`
+   * on); a listing at `compactRevision` or later followed by a watch after it
+   * misses nothing.
+   */
   readonly compactRevision: number;
   constructor(message: string, compactRevision: number) {
     super(message);
