@@ -4,11 +4,13 @@
  * counting what does not parse, and paging through a key range. Keeping it in
  * one place is what makes the etcd and the embedded store behave alike.
  */
+
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { checkServiceName } from "../../common/service-name.js";
 import type { Logger } from "../logger.js";
 import type {
   ListOptions,
@@ -90,11 +92,15 @@ export function isServiceKey(service: string): boolean {
   return SERVICE.test(service);
 }
 
-/** Throws a TypeError unless `service` is `namespace/name` (see {@link isServiceKey}). */
+/**
+ * Throws a TypeError unless `service` is `namespace/name` with both parts
+ * DNS-1123 labels: writers are strict, so that everything written is
+ * importable (readers are lenient, see {@link isServiceKey}, and leave the
+ * verdict on odd names to the import policy, which reports it).
+ */
 export function assertServiceKey(service: string): void {
-  if (!isServiceKey(service)) {
-    throw new TypeError(`service ${JSON.stringify(service)} must be "namespace/name"`);
-  }
+  const problem = checkServiceName(service);
+  if (problem !== undefined) throw new TypeError(problem);
 }
 
 /**
