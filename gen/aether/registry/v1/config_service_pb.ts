@@ -57,7 +57,8 @@ export const ListConfigRequestSchema: GenMessage<ListConfigRequest> = /*@__PURE_
   messageDesc(file_aether_registry_v1_config_service, 0);
 
 /**
- * ListConfigResponse is one page of one origin's projections, ordered by service.
+ * ListConfigResponse is one page of one origin's projections, in the store's key
+ * order (by the base64url-encoded service name): stable across pages, not alphabetical.
  *
  * @generated from message aether.registry.v1.ListConfigResponse
  */
@@ -134,7 +135,9 @@ export const ListAllConfigRequestSchema: GenMessage<ListAllConfigRequest> = /*@_
   messageDesc(file_aether_registry_v1_config_service, 2);
 
 /**
- * ListAllConfigResponse is one page of projections, ordered by service, then origin.
+ * ListAllConfigResponse is one page of projections. The EFFECTIVE view is ordered
+ * by service; the ALL_ORIGINS view is in the store's key order (by origin, then by
+ * the base64url-encoded service name). Either order is stable across pages.
  *
  * @generated from message aether.registry.v1.ListAllConfigResponse
  */
