@@ -809,7 +809,10 @@ export const CorsSchema: GenMessage<Cors> = /*@__PURE__*/
  */
 export type Backend = Message<"aether.registry.v1.Backend"> & {
   /**
-   * The destination service, as `namespace/name`.
+   * The destination service, as `namespace/name`. Empty means the route's
+   * backendRef could not be resolved (missing Service, unsupported kind, or a
+   * cross-namespace reference that is not permitted): requests routed to this
+   * backend get a 500, so the rule still fails only this backend's share.
    *
    * @generated from field: string service = 1;
    */
