@@ -139,6 +139,8 @@ export interface ConfigCache {
   stats(): CacheStats;
   /** The rejections currently in force, by service then origin. */
   rejections(): ImportRejection<StoredProjection>[];
+  /** Every stored projection of every origin, by service then origin. */
+  entries(): StoredProjection[];
 }
 
 interface ChangeRecord {
@@ -539,6 +541,9 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     },
     rejections() {
       return [...rejected.values()].sort((a, b) => byServiceThenOrigin(a.candidate, b.candidate));
+    },
+    entries() {
+      return [...all.values()].sort(byServiceThenOrigin);
     },
   };
 }

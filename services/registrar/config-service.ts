@@ -9,6 +9,9 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import {
   type ConfigService,
   ConfigView,
+  type ExportStatus,
+  type GetConfigStatusResponse,
+  GetConfigStatusResponseSchema,
   type ListAllConfigResponse,
   ListAllConfigResponseSchema,
   type ListConfigResponse,
@@ -18,6 +21,7 @@ import {
   WatchEventType,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
 import type { ImportPolicy } from "../common/import-policy.js";
+import { parseVersion } from "../common/projection-version.js";
 import { checkClusterName, checkServiceName } from "../common/service-name.js";
 import { createAsyncQueue, QueueOverflowError } from "./async-queue.js";
 import type { CacheEvent, CacheView, ConfigCache } from "./config-cache.js";
@@ -64,6 +68,10 @@ export interface ConfigServiceOptions {
   readonly keepaliveMs?: number;
   /** The most events a stream may have unsent before it is ended; default 50000. */
   readonly maxStreamBacklog?: number;
+  /** The store kind reported by GetConfigStatus; default the store's own. */
+  readonly storeKind?: string;
+  /** The export controller's state for GetConfigStatus; undefined means export is off. */
+  readonly exportStatus?: () => ExportStatus;
 }
 
 /** The longest error message sent; longer ones (echoing huge input) are cut, since gRPC carries them in a header. */
@@ -343,7 +351,79 @@ export function createConfigService(
     }
   }
 
+  function getConfigStatus(): GetConfigStatusResponse {
+    if (cache.state !== "synced") {
+      throw new ConnectError(
+        cache.lastError === undefined
+          ? "the registrar has not synced with the store yet"
+          : `store unavailable: ${cache.lastError.message}`,
+        Code.Unavailable,
+      );
+    }
+    const entries = cache.entries();
+    const resolution = policy.resolve(entries);
+    const origins = new Map<
+      string,
+      { count: number; newest: string; oldest: string; newestNs: bigint; oldestNs: bigint }
+    >();
+    for (const entry of entries) {
+      const ns = parseVersion(entry.projection.version);
+      let summary = origins.get(entry.origin);
+      if (summary === undefined) {
+        summary = { count: 0, newest: "", oldest: "", newestNs: -1n, oldestNs: -1n };
+        origins.set(entry.origin, summary);
+      }
+      summary.count++;
+      if (ns !== undefined) {
+        if (summary.newestNs < 0n || ns > summary.newestNs) {
+          summary.newestNs = ns;
+          summary.newest = entry.projection.version;
+        }
+        if (summary.oldestNs < 0n || ns < summary.oldestNs) {
+          summary.oldestNs = ns;
+          summary.oldest = entry.projection.version;
+        }
+      }
+    }
+    return create(GetConfigStatusResponseSchema, {
+      cluster: options.origin,
+      controlCluster: policy.controlCluster ?? "",
+      store: options.storeKind ?? store.kind,
+      synced: true,
+      revision: BigInt(cache.revision),
+      origins: [...origins.keys()].sort().map((origin) => {
+        const summary = origins.get(origin) as { count: number; newest: string; oldest: string };
+        return {
+          origin,
+          projections: summary.count,
+          newestVersion: summary.newest,
+          oldestVersion: summary.oldest,
+          trusted: policy.controlCluster === undefined || policy.controlCluster === origin,
+        };
+      }),
+      rejections: resolution.rejections.map((r) => ({
+        service: r.candidate.service,
+        originCluster: r.candidate.origin,
+        reason: r.reason,
+        message: r.message,
+      })),
+      conflicts: resolution.conflicts.map((c) => ({
+        service: c.service,
+        winnerOrigin: c.winner.origin,
+        winnerVersion: c.winner.projection.version,
+        loserOrigins: c.losers.map((l) => l.origin),
+      })),
+      export: options.exportStatus?.() ?? {
+        enabled: false,
+        disabledReason: "no --export-source configured",
+      },
+    });
+  }
+
   return {
+    async getConfigStatus() {
+      return unary("GetConfigStatus", async () => getConfigStatus());
+    },
     listConfig(request) {
       return unary("ListConfig", () =>
         listConfig(

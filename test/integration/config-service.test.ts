@@ -173,6 +173,49 @@ describe("ConfigService on the embedded store", () => {
   });
 });
 
+describe("GetConfigStatus on the embedded store", () => {
+  it("reports origins, import rejections, conflicts and that export is off", async () => {
+    const backend = createMemoryBackend();
+    const hub = createMemoryStore({ origin: "hub", backend });
+    const east = createMemoryStore({ origin: "east", backend });
+    await hub.put(makeProjection("shop/cart", { version: versionAt(1) }));
+    await hub.put(makeProjection("shop/pay", { version: versionAt(3) }));
+    await east.put(makeProjection("shop/cart", { version: versionAt(2) }));
+
+    const federated = await registrar(["--cluster", "hub"], hub);
+    const status = await federated.client.getConfigStatus({});
+    expect(status.cluster).toBe("hub");
+    expect(status.controlCluster).toBe("");
+    expect(status.synced).toBe(true);
+    expect(
+      status.origins.map((o) => [
+        o.origin,
+        o.projections,
+        o.oldestVersion,
+        o.newestVersion,
+        o.trusted,
+      ]),
+    ).toEqual([
+      ["east", 1, versionAt(2), versionAt(2), true],
+      ["hub", 2, versionAt(1), versionAt(3), true],
+    ]);
+    expect(status.conflicts.map((c) => [c.service, c.winnerOrigin, c.loserOrigins])).toEqual([
+      ["shop/cart", "east", ["hub"]],
+    ]);
+    expect(status.rejections).toEqual([]);
+    expect(status.export?.enabled).toBe(false);
+
+    const controlled = await registrar(["--cluster", "spoke", "--control-cluster", "hub"], east);
+    const spokeView = await controlled.client.getConfigStatus({});
+    expect(spokeView.controlCluster).toBe("hub");
+    expect(spokeView.origins.find((o) => o.origin === "east")?.trusted).toBe(false);
+    expect(spokeView.conflicts).toEqual([]);
+    expect(spokeView.rejections.map((r) => [r.service, r.originCluster, r.reason])).toEqual([
+      ["shop/cart", "east", "untrusted_origin"],
+    ]);
+  });
+});
+
 describe("WatchConfig on the embedded store", () => {
   it("sends a snapshot, SYNCED, then upserts and deletes of the watched services only", async () => {
     const store = createMemoryStore({ origin: "hub" });

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aether/registry/v1/config_service.proto.
  */
 export const file_aether_registry_v1_config_service: GenFile = /*@__PURE__*/
-  fileDesc("CidhZXRoZXIvcmVnaXN0cnkvdjEvY29uZmlnX3NlcnZpY2UucHJvdG8SEmFldGhlci5yZWdpc3RyeS52MSJkChFMaXN0Q29uZmlnUmVxdWVzdBIWCg5vcmlnaW5fY2x1c3RlchgBIAEoCRIQCghzZXJ2aWNlcxgCIAMoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSKBAQoSTGlzdENvbmZpZ1Jlc3BvbnNlEkAKC3Byb2plY3Rpb25zGAEgAygLMisuYWV0aGVyLnJlZ2lzdHJ5LnYxLlNlcnZpY2VDb25maWdQcm9qZWN0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoAyJ9ChRMaXN0QWxsQ29uZmlnUmVxdWVzdBIQCghzZXJ2aWNlcxgBIAMoCRIsCgR2aWV3GAIgASgOMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLkNvbmZpZ1ZpZXcSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkihAEKFUxpc3RBbGxDb25maWdSZXNwb25zZRJACgtwcm9qZWN0aW9ucxgBIAMoCzIrLmFldGhlci5yZWdpc3RyeS52MS5TZXJ2aWNlQ29uZmlnUHJvamVjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIcmV2aXNpb24YAyABKAMibQoSV2F0Y2hDb25maWdSZXF1ZXN0EhAKCHNlcnZpY2VzGAEgAygJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoAxIsCgR2aWV3GAMgASgOMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLkNvbmZpZ1ZpZXci1AEKE1dhdGNoQ29uZmlnUmVzcG9uc2USMAoEdHlwZRgBIAEoDjIiLmFldGhlci5yZWdpc3RyeS52MS5XYXRjaEV2ZW50VHlwZRI/Cgpwcm9qZWN0aW9uGAIgASgLMisuYWV0aGVyLnJlZ2lzdHJ5LnYxLlNlcnZpY2VDb25maWdQcm9qZWN0aW9uEg8KB3NlcnZpY2UYAyABKAkSFgoOb3JpZ2luX2NsdXN0ZXIYBCABKAkSEAoIcmV2aXNpb24YBSABKAMSDwoHcmVzdW1lZBgGIAEoCCphCgpDb25maWdWaWV3EhsKF0NPTkZJR19WSUVXX1VOU1BFQ0lGSUVEEAASGQoVQ09ORklHX1ZJRVdfRUZGRUNUSVZFEAESGwoXQ09ORklHX1ZJRVdfQUxMX09SSUdJTlMQAirIAQoOV2F0Y2hFdmVudFR5cGUSIAocV0FUQ0hfRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEh0KGVdBVENIX0VWRU5UX1RZUEVfU05BUFNIT1QQARIbChdXQVRDSF9FVkVOVF9UWVBFX1NZTkNFRBACEhsKF1dBVENIX0VWRU5UX1RZUEVfVVBTRVJUEAMSGwoXV0FUQ0hfRVZFTlRfVFlQRV9ERUxFVEUQBBIeChpXQVRDSF9FVkVOVF9UWVBFX0tFRVBBTElWRRAFMsMCCg1Db25maWdTZXJ2aWNlEmAKCkxpc3RDb25maWcSJS5hZXRoZXIucmVnaXN0cnkudjEuTGlzdENvbmZpZ1JlcXVlc3QaJi5hZXRoZXIucmVnaXN0cnkudjEuTGlzdENvbmZpZ1Jlc3BvbnNlIgOQAgESaQoNTGlzdEFsbENvbmZpZxIoLmFldGhlci5yZWdpc3RyeS52MS5MaXN0QWxsQ29uZmlnUmVxdWVzdBopLmFldGhlci5yZWdpc3RyeS52MS5MaXN0QWxsQ29uZmlnUmVzcG9uc2UiA5ACARJlCgtXYXRjaENvbmZpZxImLmFldGhlci5yZWdpc3RyeS52MS5XYXRjaENvbmZpZ1JlcXVlc3QaJy5hZXRoZXIucmVnaXN0cnkudjEuV2F0Y2hDb25maWdSZXNwb25zZSIDkAIBMAFiBnByb3RvMw", [file_aether_registry_v1_projection]);
+  fileDesc("CidhZXRoZXIvcmVnaXN0cnkvdjEvY29uZmlnX3NlcnZpY2UucHJvdG8SEmFldGhlci5yZWdpc3RyeS52MSJkChFMaXN0Q29uZmlnUmVxdWVzdBIWCg5vcmlnaW5fY2x1c3RlchgBIAEoCRIQCghzZXJ2aWNlcxgCIAMoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSKBAQoSTGlzdENvbmZpZ1Jlc3BvbnNlEkAKC3Byb2plY3Rpb25zGAEgAygLMisuYWV0aGVyLnJlZ2lzdHJ5LnYxLlNlcnZpY2VDb25maWdQcm9qZWN0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoAyJ9ChRMaXN0QWxsQ29uZmlnUmVxdWVzdBIQCghzZXJ2aWNlcxgBIAMoCRIsCgR2aWV3GAIgASgOMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLkNvbmZpZ1ZpZXcSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkihAEKFUxpc3RBbGxDb25maWdSZXNwb25zZRJACgtwcm9qZWN0aW9ucxgBIAMoCzIrLmFldGhlci5yZWdpc3RyeS52MS5TZXJ2aWNlQ29uZmlnUHJvamVjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIcmV2aXNpb24YAyABKAMibQoSV2F0Y2hDb25maWdSZXF1ZXN0EhAKCHNlcnZpY2VzGAEgAygJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoAxIsCgR2aWV3GAMgASgOMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLkNvbmZpZ1ZpZXci1AEKE1dhdGNoQ29uZmlnUmVzcG9uc2USMAoEdHlwZRgBIAEoDjIiLmFldGhlci5yZWdpc3RyeS52MS5XYXRjaEV2ZW50VHlwZRI/Cgpwcm9qZWN0aW9uGAIgASgLMisuYWV0aGVyLnJlZ2lzdHJ5LnYxLlNlcnZpY2VDb25maWdQcm9qZWN0aW9uEg8KB3NlcnZpY2UYAyABKAkSFgoOb3JpZ2luX2NsdXN0ZXIYBCABKAkSEAoIcmV2aXNpb24YBSABKAMSDwoHcmVzdW1lZBgGIAEoCCIYChZHZXRDb25maWdTdGF0dXNSZXF1ZXN0IskCChdHZXRDb25maWdTdGF0dXNSZXNwb25zZRIPCgdjbHVzdGVyGAEgASgJEhcKD2NvbnRyb2xfY2x1c3RlchgCIAEoCRINCgVzdG9yZRgDIAEoCRIOCgZzeW5jZWQYBCABKAgSEAoIcmV2aXNpb24YBSABKAMSMQoHb3JpZ2lucxgGIAMoCzIgLmFldGhlci5yZWdpc3RyeS52MS5PcmlnaW5TdGF0dXMSNwoKcmVqZWN0aW9ucxgHIAMoCzIjLmFldGhlci5yZWdpc3RyeS52MS5JbXBvcnRSZWplY3Rpb24SNQoJY29uZmxpY3RzGAggAygLMiIuYWV0aGVyLnJlZ2lzdHJ5LnYxLkltcG9ydENvbmZsaWN0EjAKBmV4cG9ydBgJIAEoCzIgLmFldGhlci5yZWdpc3RyeS52MS5FeHBvcnRTdGF0dXMidAoMT3JpZ2luU3RhdHVzEg4KBm9yaWdpbhgBIAEoCRITCgtwcm9qZWN0aW9ucxgCIAEoBRIWCg5uZXdlc3RfdmVyc2lvbhgDIAEoCRIWCg5vbGRlc3RfdmVyc2lvbhgEIAEoCRIPCgd0cnVzdGVkGAUgASgIIlsKD0ltcG9ydFJlamVjdGlvbhIPCgdzZXJ2aWNlGAEgASgJEhYKDm9yaWdpbl9jbHVzdGVyGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIPCgdtZXNzYWdlGAQgASgJImcKDkltcG9ydENvbmZsaWN0Eg8KB3NlcnZpY2UYASABKAkSFQoNd2lubmVyX29yaWdpbhgCIAEoCRIWCg53aW5uZXJfdmVyc2lvbhgDIAEoCRIVCg1sb3Nlcl9vcmlnaW5zGAQgAygJIpMCCgxFeHBvcnRTdGF0dXMSDwoHZW5hYmxlZBgBIAEoCBIXCg9kaXNhYmxlZF9yZWFzb24YAiABKAkSDgoGc291cmNlGAMgASgJEg4KBmxlYWRlchgEIAEoCBIQCghzZXJ2aWNlcxgFIAEoBRI8ChByb3V0ZV9yZWplY3Rpb25zGAYgAygLMiIuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUmVqZWN0aW9uEjoKD3NvdXJjZV9wcm9ibGVtcxgHIAMoCzIhLmFldGhlci5yZWdpc3RyeS52MS5Tb3VyY2VQcm9ibGVtEhkKEWxhc3Rfc3VjY2Vzc190aW1lGAggASgJEhIKCmxhc3RfZXJyb3IYCSABKAkicgoOUm91dGVSZWplY3Rpb24SDAoEa2luZBgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZyZWFzb24YBCABKAkSDwoHbWVzc2FnZRgFIAEoCRIQCghzZXJ2aWNlcxgGIAMoCSIvCg1Tb3VyY2VQcm9ibGVtEg0KBXdoZXJlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkqYQoKQ29uZmlnVmlldxIbChdDT05GSUdfVklFV19VTlNQRUNJRklFRBAAEhkKFUNPTkZJR19WSUVXX0VGRkVDVElWRRABEhsKF0NPTkZJR19WSUVXX0FMTF9PUklHSU5TEAIqyAEKDldhdGNoRXZlbnRUeXBlEiAKHFdBVENIX0VWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIdChlXQVRDSF9FVkVOVF9UWVBFX1NOQVBTSE9UEAESGwoXV0FUQ0hfRVZFTlRfVFlQRV9TWU5DRUQQAhIbChdXQVRDSF9FVkVOVF9UWVBFX1VQU0VSVBADEhsKF1dBVENIX0VWRU5UX1RZUEVfREVMRVRFEAQSHgoaV0FUQ0hfRVZFTlRfVFlQRV9LRUVQQUxJVkUQBTK0AwoNQ29uZmlnU2VydmljZRJgCgpMaXN0Q29uZmlnEiUuYWV0aGVyLnJlZ2lzdHJ5LnYxLkxpc3RDb25maWdSZXF1ZXN0GiYuYWV0aGVyLnJlZ2lzdHJ5LnYxLkxpc3RDb25maWdSZXNwb25zZSIDkAIBEmkKDUxpc3RBbGxDb25maWcSKC5hZXRoZXIucmVnaXN0cnkudjEuTGlzdEFsbENvbmZpZ1JlcXVlc3QaKS5hZXRoZXIucmVnaXN0cnkudjEuTGlzdEFsbENvbmZpZ1Jlc3BvbnNlIgOQAgESZQoLV2F0Y2hDb25maWcSJi5hZXRoZXIucmVnaXN0cnkudjEuV2F0Y2hDb25maWdSZXF1ZXN0GicuYWV0aGVyLnJlZ2lzdHJ5LnYxLldhdGNoQ29uZmlnUmVzcG9uc2UiA5ACATABEm8KD0dldENvbmZpZ1N0YXR1cxIqLmFldGhlci5yZWdpc3RyeS52MS5HZXRDb25maWdTdGF0dXNSZXF1ZXN0GisuYWV0aGVyLnJlZ2lzdHJ5LnYxLkdldENvbmZpZ1N0YXR1c1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_aether_registry_v1_projection]);
 
 /**
  * ListConfigRequest selects one origin's projections.
@@ -267,6 +267,392 @@ export const WatchConfigResponseSchema: GenMessage<WatchConfigResponse> = /*@__P
   messageDesc(file_aether_registry_v1_config_service, 5);
 
 /**
+ * GetConfigStatusRequest asks for the registrar's status; it has no parameters yet.
+ *
+ * @generated from message aether.registry.v1.GetConfigStatusRequest
+ */
+export type GetConfigStatusRequest = Message<"aether.registry.v1.GetConfigStatusRequest"> & {
+};
+
+/**
+ * Describes the message aether.registry.v1.GetConfigStatusRequest.
+ * Use `create(GetConfigStatusRequestSchema)` to create a new message.
+ */
+export const GetConfigStatusRequestSchema: GenMessage<GetConfigStatusRequest> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 6);
+
+/**
+ * GetConfigStatusResponse is a registrar's view of the channel, for operators.
+ *
+ * @generated from message aether.registry.v1.GetConfigStatusResponse
+ */
+export type GetConfigStatusResponse = Message<"aether.registry.v1.GetConfigStatusResponse"> & {
+  /**
+   * This registrar's cluster (its origin).
+   *
+   * @generated from field: string cluster = 1;
+   */
+  cluster: string;
+
+  /**
+   * The control cluster it trusts; empty in federated mode.
+   *
+   * @generated from field: string control_cluster = 2;
+   */
+  controlCluster: string;
+
+  /**
+   * The store implementation, `memory` or `etcd`.
+   *
+   * @generated from field: string store = 3;
+   */
+  store: string;
+
+  /**
+   * Whether the registrar is synced with the store.
+   *
+   * @generated from field: bool synced = 4;
+   */
+  synced: boolean;
+
+  /**
+   * The store revision the registrar is consistent with.
+   *
+   * @generated from field: int64 revision = 5;
+   */
+  revision: bigint;
+
+  /**
+   * One entry per origin with projections in the store, by origin name.
+   *
+   * @generated from field: repeated aether.registry.v1.OriginStatus origins = 6;
+   */
+  origins: OriginStatus[];
+
+  /**
+   * The stored projections the import policy rejects, by service then origin.
+   *
+   * @generated from field: repeated aether.registry.v1.ImportRejection rejections = 7;
+   */
+  rejections: ImportRejection[];
+
+  /**
+   * The services more than one trusted origin exports, by service.
+   *
+   * @generated from field: repeated aether.registry.v1.ImportConflict conflicts = 8;
+   */
+  conflicts: ImportConflict[];
+
+  /**
+   * The export controller's state.
+   *
+   * @generated from field: aether.registry.v1.ExportStatus export = 9;
+   */
+  export?: ExportStatus | undefined;
+};
+
+/**
+ * Describes the message aether.registry.v1.GetConfigStatusResponse.
+ * Use `create(GetConfigStatusResponseSchema)` to create a new message.
+ */
+export const GetConfigStatusResponseSchema: GenMessage<GetConfigStatusResponse> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 7);
+
+/**
+ * OriginStatus summarizes one origin's projections in the store.
+ *
+ * @generated from message aether.registry.v1.OriginStatus
+ */
+export type OriginStatus = Message<"aether.registry.v1.OriginStatus"> & {
+  /**
+   * The origin cluster.
+   *
+   * @generated from field: string origin = 1;
+   */
+  origin: string;
+
+  /**
+   * How many projections it has in the store.
+   *
+   * @generated from field: int32 projections = 2;
+   */
+  projections: number;
+
+  /**
+   * The newest `version` among them.
+   *
+   * @generated from field: string newest_version = 3;
+   */
+  newestVersion: string;
+
+  /**
+   * The oldest `version` among them.
+   *
+   * @generated from field: string oldest_version = 4;
+   */
+  oldestVersion: string;
+
+  /**
+   * Whether this registrar's import policy trusts the origin.
+   *
+   * @generated from field: bool trusted = 5;
+   */
+  trusted: boolean;
+};
+
+/**
+ * Describes the message aether.registry.v1.OriginStatus.
+ * Use `create(OriginStatusSchema)` to create a new message.
+ */
+export const OriginStatusSchema: GenMessage<OriginStatus> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 8);
+
+/**
+ * ImportRejection is a stored projection the import policy refuses.
+ *
+ * @generated from message aether.registry.v1.ImportRejection
+ */
+export type ImportRejection = Message<"aether.registry.v1.ImportRejection"> & {
+  /**
+   * The service.
+   *
+   * @generated from field: string service = 1;
+   */
+  service: string;
+
+  /**
+   * The origin of the refused projection.
+   *
+   * @generated from field: string origin_cluster = 2;
+   */
+  originCluster: string;
+
+  /**
+   * The machine-readable reason, for example `untrusted_origin`.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * A sentence for operators.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message aether.registry.v1.ImportRejection.
+ * Use `create(ImportRejectionSchema)` to create a new message.
+ */
+export const ImportRejectionSchema: GenMessage<ImportRejection> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 9);
+
+/**
+ * ImportConflict is a service exported by more than one trusted origin.
+ *
+ * @generated from message aether.registry.v1.ImportConflict
+ */
+export type ImportConflict = Message<"aether.registry.v1.ImportConflict"> & {
+  /**
+   * The service.
+   *
+   * @generated from field: string service = 1;
+   */
+  service: string;
+
+  /**
+   * The origin whose projection wins.
+   *
+   * @generated from field: string winner_origin = 2;
+   */
+  winnerOrigin: string;
+
+  /**
+   * The winning projection's version.
+   *
+   * @generated from field: string winner_version = 3;
+   */
+  winnerVersion: string;
+
+  /**
+   * The losing origins, best first.
+   *
+   * @generated from field: repeated string loser_origins = 4;
+   */
+  loserOrigins: string[];
+};
+
+/**
+ * Describes the message aether.registry.v1.ImportConflict.
+ * Use `create(ImportConflictSchema)` to create a new message.
+ */
+export const ImportConflictSchema: GenMessage<ImportConflict> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 10);
+
+/**
+ * ExportStatus is the state of a registrar's export controller.
+ *
+ * @generated from message aether.registry.v1.ExportStatus
+ */
+export type ExportStatus = Message<"aether.registry.v1.ExportStatus"> & {
+  /**
+   * Whether an export source is configured and this registrar has authority to export.
+   *
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+
+  /**
+   * Why export is disabled, when it is.
+   *
+   * @generated from field: string disabled_reason = 2;
+   */
+  disabledReason: string;
+
+  /**
+   * The source, for example `dir:/etc/aether/routes` or `kubernetes`.
+   *
+   * @generated from field: string source = 3;
+   */
+  source: string;
+
+  /**
+   * Whether this replica currently holds export leadership.
+   *
+   * @generated from field: bool leader = 4;
+   */
+  leader: boolean;
+
+  /**
+   * How many projections this registrar currently exports.
+   *
+   * @generated from field: int32 services = 5;
+   */
+  services: number;
+
+  /**
+   * The routes the projector rejected, by kind, namespace and name.
+   *
+   * @generated from field: repeated aether.registry.v1.RouteRejection route_rejections = 6;
+   */
+  routeRejections: RouteRejection[];
+
+  /**
+   * Problems reading the source (unparsable files, failed watches).
+   *
+   * @generated from field: repeated aether.registry.v1.SourceProblem source_problems = 7;
+   */
+  sourceProblems: SourceProblem[];
+
+  /**
+   * When the last reconcile succeeded, RFC 3339; empty if never.
+   *
+   * @generated from field: string last_success_time = 8;
+   */
+  lastSuccessTime: string;
+
+  /**
+   * The last reconcile error, empty when the last one succeeded.
+   *
+   * @generated from field: string last_error = 9;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message aether.registry.v1.ExportStatus.
+ * Use `create(ExportStatusSchema)` to create a new message.
+ */
+export const ExportStatusSchema: GenMessage<ExportStatus> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 11);
+
+/**
+ * RouteRejection is a route the projector refused to export.
+ *
+ * @generated from message aether.registry.v1.RouteRejection
+ */
+export type RouteRejection = Message<"aether.registry.v1.RouteRejection"> & {
+  /**
+   * `HTTPRoute` or `GRPCRoute`.
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * The route's namespace.
+   *
+   * @generated from field: string namespace = 2;
+   */
+  namespace: string;
+
+  /**
+   * The route's name.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * The machine-readable reason, for example `invalid_regex`.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * A sentence naming the offending field.
+   *
+   * @generated from field: string message = 5;
+   */
+  message: string;
+
+  /**
+   * The exported services the route would have attached to.
+   *
+   * @generated from field: repeated string services = 6;
+   */
+  services: string[];
+};
+
+/**
+ * Describes the message aether.registry.v1.RouteRejection.
+ * Use `create(RouteRejectionSchema)` to create a new message.
+ */
+export const RouteRejectionSchema: GenMessage<RouteRejection> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 12);
+
+/**
+ * SourceProblem is a problem an export source hit reading its input.
+ *
+ * @generated from message aether.registry.v1.SourceProblem
+ */
+export type SourceProblem = Message<"aether.registry.v1.SourceProblem"> & {
+  /**
+   * Where: a file path with line, or an API resource.
+   *
+   * @generated from field: string where = 1;
+   */
+  where: string;
+
+  /**
+   * What went wrong.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message aether.registry.v1.SourceProblem.
+ * Use `create(SourceProblemSchema)` to create a new message.
+ */
+export const SourceProblemSchema: GenMessage<SourceProblem> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_config_service, 13);
+
+/**
  * ConfigView selects how projections from several origins are presented.
  *
  * @generated from enum aether.registry.v1.ConfigView
@@ -401,6 +787,17 @@ export const ConfigService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchConfigRequestSchema;
     output: typeof WatchConfigResponseSchema;
+  },
+  /**
+   * GetConfigStatus reports this registrar's view of the channel: per-origin
+   * counts and versions, import rejections and conflicts, and its export state.
+   *
+   * @generated from rpc aether.registry.v1.ConfigService.GetConfigStatus
+   */
+  getConfigStatus: {
+    methodKind: "unary";
+    input: typeof GetConfigStatusRequestSchema;
+    output: typeof GetConfigStatusResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_aether_registry_v1_config_service, 0);
