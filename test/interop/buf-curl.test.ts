@@ -74,11 +74,12 @@ describe("buf curl with server reflection (no --schema) against a registrar proc
     ]);
   });
 
-  it("--list-methods lists the three ConfigService methods among the others", async () => {
+  it("--list-methods lists every ConfigService method among the others", async () => {
     const result = await bufCurl(["--list-methods", registrar.url]);
     expect(result.code).toBe(0);
     const methods = result.stdout.trim().split("\n");
     expect(methods.filter((m) => m.startsWith(`${CONFIG_SERVICE}/`)).sort()).toEqual([
+      `${CONFIG_SERVICE}/GetConfigStatus`,
       `${CONFIG_SERVICE}/ListAllConfig`,
       `${CONFIG_SERVICE}/ListConfig`,
       `${CONFIG_SERVICE}/WatchConfig`,

@@ -1,8 +1,13 @@
 /**
  * System `curl` speaking the Connect protocol by hand (JSON POST, and GET for
  * the side-effect-free RPCs) to `aether-registrar` running as a real OS
- * process: what an operator debugging a registrar would type.
+ * process: what an operator debugging a registrar would type. Plus gRPC over
+ * h2c with a hand-made frame, to see that a request message that does not
+ * decode is InvalidArgument there too.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -228,6 +233,36 @@ describe("system curl with the Connect protocol against a registrar process", ()
       message: /^cannot decode message aether\.registry\.v1\.ListConfigRequest from JSON/,
     },
     {
+      what: "a binary body that is not a protobuf message",
+      request: () => postJson("ListConfig", "{}", "application/proto"),
+      message: "the request message does not decode: premature EOF",
+    },
+    {
+      what: "a misspelled JSON field",
+      request: () => postJson("ListConfig", '{"service":["shop/checkout"]}'),
+      message:
+        'cannot decode message aether.registry.v1.ListConfigRequest from JSON: key "service" is unknown',
+    },
+    {
+      what: "an unknown enum name",
+      request: () => postJson("ListAllConfig", '{"view":"CONFIG_VIEW_ALL_ORIGIN"}'),
+      message:
+        'cannot decode enum aether.registry.v1.ConfigView from JSON: "CONFIG_VIEW_ALL_ORIGIN"',
+    },
+    {
+      what: "a GET whose base64 message is not base64",
+      request: () =>
+        get("ListConfig", { connect: "v1", encoding: "proto", base64: "1", message: "***" }),
+      message:
+        "the request message does not decode: the message query parameter is not base64: invalid base64 string",
+    },
+    {
+      what: "a GET whose base64 message is not a protobuf message",
+      request: () =>
+        get("ListConfig", { connect: "v1", encoding: "proto", base64: "1", message: "_w" }),
+      message: "the request message does not decode: premature EOF",
+    },
+    {
       what: "a GET with a bad service",
       request: () =>
         get("ListConfig", {
@@ -257,9 +292,42 @@ describe("system curl with the Connect protocol against a registrar process", ()
     expect(getWithoutEncoding.status).toBe(415);
   });
 
+  it.each(["ListConfig", "WatchConfig"])(
+    "answers gRPC %s over h2c whose frame does not decode with grpc-status 3 (InvalidArgument)",
+    async (method) => {
+      // A gRPC frame: uncompressed, 5 bytes long, holding a varint that never ends.
+      const dir = await mkdtemp(join(tmpdir(), "aether-curl-"));
+      const frame = join(dir, "garbage-frame.bin");
+      await writeFile(frame, Buffer.from([0, 0, 0, 0, 5, 0xff, 0xff, 0xff, 0xff, 0xff]));
+      const response = await curl([
+        "--http2-prior-knowledge",
+        "--dump-header",
+        "-",
+        "-H",
+        "content-type: application/grpc",
+        "-H",
+        "te: trailers",
+        "--data-binary",
+        `@${frame}`,
+        url(method),
+      ]).finally(() => rm(dir, { recursive: true, force: true }));
+      expect(response.status).toBe(200);
+      expect(response.httpVersion).toBe("2");
+      // With --dump-header, curl prints the trailers after the headers.
+      const dump = response.body.toString("latin1");
+      expect(dump).toMatch(/^grpc-status: 3\r?$/m);
+      const message = /^grpc-message: (.*?)\r?$/m.exec(dump)?.[1] ?? "";
+      expect(decodeURIComponent(message)).toBe(
+        "the request message does not decode: premature EOF",
+      );
+    },
+  );
+
   it("still answers normally after every malformed request", async () => {
     await postJson("ListConfig", "{not json");
     await postJson("ListConfig", "{}", "text/plain");
+    await postJson("ListConfig", "{}", "application/proto");
+    await get("ListConfig", { connect: "v1", encoding: "proto", base64: "1", message: "***" });
     const response = await postJson("ListConfig", "{}");
     expect(response.status).toBe(200);
     expect(

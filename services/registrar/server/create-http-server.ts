@@ -31,6 +31,10 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { fastify } from "fastify";
 import type { Registry } from "prom-client";
 import { createSilentLogger, type Logger } from "../logger.js";
+import {
+  RequestDecodingErrorRouter,
+  withRequestDecodingInterceptor,
+} from "./request-error-mapping.js";
 
 /** What a readiness probe reports: ready, or not ready and why. */
 export interface Readiness {
@@ -53,7 +57,10 @@ export interface HttpServerRouteContext {
 export interface HttpServerOptions {
   /**
    * Registers the Connect/gRPC/gRPC-Web services on the router. Called once,
-   * when the server is first readied (by {@link HttpServer.listen}).
+   * when the server is first readied (by {@link HttpServer.listen}). A request
+   * message that does not decode fails with InvalidArgument in every protocol
+   * (see request-error-mapping.ts), and JSON request messages are parsed
+   * strictly: an unknown field or enum name is InvalidArgument too.
    */
   readonly routes: (router: ConnectRouter, context: HttpServerRouteContext) => void;
   /**
@@ -333,9 +340,15 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return reply.type(options.metricsRegistry.contentType).send(body);
   });
   app.register(fastifyConnectPlugin, {
-    routes: (router) => options.routes(router, { drainSignal: drainController.signal }),
+    routes: (router) =>
+      options.routes(new RequestDecodingErrorRouter(router), {
+        drainSignal: drainController.signal,
+      }),
     readMaxBytes: maxBodyBytes,
-    interceptors: options.interceptors === undefined ? [] : [...options.interceptors],
+    // Outermost: it maps the errors of request messages that do not decode.
+    interceptors: withRequestDecodingInterceptor(options.interceptors),
+    // Protobuf JSON, strictly: connect-es ignores unknown fields by default.
+    jsonOptions: { ignoreUnknownFields: false },
     shutdownSignal: shutdownController.signal,
   });
 
