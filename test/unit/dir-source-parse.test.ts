@@ -1,0 +1,200 @@
+import { describe, expect, it } from "vitest";
+import { parseManifest } from "../../services/registrar/export/dir-parse.js";
+import { isIgnoredName } from "../../services/registrar/export/dir-source.js";
+import {
+  compareObjects,
+  normalizeObject,
+  sortObjects,
+} from "../../services/registrar/export/kube-snapshot.js";
+
+const names = (text: string, file = "f.yaml") =>
+  parseManifest(text, file).objects.map(
+    (o) => `${o.object.kind}/${o.object.metadata?.name}@${o.line}`,
+  );
+
+describe("parseManifest", () => {
+  it("reads every document in order, skipping empty ones", () => {
+    const text = [
+      "# a comment-only document",
+      "---",
+      "apiVersion: v1",
+      "kind: Namespace",
+      "metadata: {name: a}",
+      "---",
+      "---",
+      "apiVersion: v1",
+      "kind: Service",
+      "metadata:",
+      "  name: s",
+      "  namespace: a",
+      "",
+    ].join("\n");
+    expect(names(text)).toEqual(["Namespace/a@3", "Service/s@8"]);
+    expect(parseManifest(text, "f.yaml").problems).toEqual([]);
+  });
+
+  it("reads JSON, including tab indentation", () => {
+    const text =
+      '{\n\t"apiVersion": "v1",\n\t"kind": "Namespace",\n\t"metadata": {"name": "j"}\n}\n';
+    expect(names(text, "n.json")).toEqual(["Namespace/j@1"]);
+  });
+
+  it("expands kind List and typed lists, giving typed list items their kind", () => {
+    const text = [
+      "apiVersion: v1",
+      "kind: List",
+      "items:",
+      "- apiVersion: v1",
+      "  kind: Namespace",
+      "  metadata: {name: one}",
+      "- apiVersion: v1",
+      "  kind: Namespace",
+      "  metadata: {name: two}",
+      "---",
+      "apiVersion: v1",
+      "kind: ServiceList",
+      "items:",
+      "- metadata: {name: s, namespace: one}",
+    ].join("\n");
+    const parsed = parseManifest(text, "l.yaml");
+    expect(parsed.problems).toEqual([]);
+    expect(names(text)).toEqual(["Namespace/one@4", "Namespace/two@7", "Service/s@14"]);
+    expect(parsed.objects[2]?.object.apiVersion).toBe("v1");
+  });
+
+  it("reports a YAML error with the file and line", () => {
+    const text = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n labels: x\n";
+    const { objects, problems } = parseManifest(text, "dir/broken.yaml");
+    expect(objects).toEqual([]);
+    expect(problems).toEqual([
+      {
+        where: "dir/broken.yaml:5",
+        message: "YAML error: All mapping items must start at the same column (column 1)",
+      },
+    ]);
+    const tabbed = parseManifest("kind: A\nmetadata:\n\tname: a\n", "t.yaml").problems;
+    expect(tabbed.map((p) => p.where)).toEqual(["t.yaml:3"]);
+    expect(tabbed[0]?.message).toMatch(/Tabs are not allowed/);
+  });
+
+  it("reports a duplicate key", () => {
+    const text = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\nkind: Service\n";
+    expect(parseManifest(text, "d.yaml").problems.map((p) => p.where)).toEqual(["d.yaml:4"]);
+  });
+
+  it("reports documents that are not Kubernetes objects, at their line", () => {
+    const text = [
+      "just a string",
+      "---",
+      "- a list",
+      "---",
+      "apiVersion: v1",
+      "metadata: {name: no-kind}",
+      "---",
+      "apiVersion: v1",
+      "kind: Service",
+      "metadata: {namespace: a}",
+      "---",
+      "apiVersion: v1",
+      "kind: Service",
+      "metadata: {name: s, namespace: 7}",
+      "---",
+      "apiVersion: v1",
+      "kind: List",
+      "items:",
+      "- 42",
+    ].join("\n");
+    const { problems } = parseManifest(text, "x.yaml");
+    expect(problems).toEqual([
+      {
+        where: "x.yaml:1",
+        message: 'document 1 is the string "just a string", not a Kubernetes object',
+      },
+      { where: "x.yaml:3", message: "document 2 is a list, not a Kubernetes object" },
+      { where: "x.yaml:5", message: "document 3 has no kind" },
+      { where: "x.yaml:8", message: "document 4 Service has no metadata.name" },
+      {
+        where: "x.yaml:12",
+        message: "document 5 Service s has a metadata.namespace that is not a non-empty string",
+      },
+      { where: "x.yaml:19", message: "item 1 of the List is a number, not a Kubernetes object" },
+    ]);
+  });
+
+  it("reports an alias bomb instead of expanding it", () => {
+    const lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 0; i < 12; i++) {
+      const prev = String.fromCharCode(97 + i);
+      const next = String.fromCharCode(98 + i);
+      lines.push(`${next}: &${next} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`);
+    }
+    const { problems } = parseManifest(lines.join("\n"), "bomb.yaml");
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.where).toBe("bomb.yaml:1");
+  });
+});
+
+describe("isIgnoredName", () => {
+  it("skips hidden entries and editor leftovers only", () => {
+    const ignored = [
+      ".hidden.yaml",
+      "..data",
+      "..2024_01_01",
+      ".#lock.yaml",
+      "a.yaml~",
+      "a.yaml.swp",
+    ];
+    const read = ["a.yaml", "b.yml", "c.json", "routes.v1.yaml"];
+    expect(ignored.filter(isIgnoredName)).toEqual(ignored);
+    expect(read.filter(isIgnoredName)).toEqual([]);
+    expect(isIgnoredName("#a.yaml#")).toBe(true);
+  });
+});
+
+describe("normalizeObject and the object order", () => {
+  it("drops what the API server sets and keeps what the author wrote", () => {
+    const served = {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: {
+        name: "a",
+        uid: "u",
+        resourceVersion: "9",
+        generation: 2,
+        creationTimestamp: "2026-01-01T00:00:00Z",
+        managedFields: [{ manager: "kubectl" }],
+        labels: { "kubernetes.io/metadata.name": "a", team: "x" },
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}" },
+      },
+      status: { phase: "Active" },
+    };
+    expect(normalizeObject(served)).toEqual({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "a", labels: { team: "x" } },
+    });
+    expect(
+      normalizeObject(served, { keepCreationTimestamp: true }).metadata?.creationTimestamp,
+    ).toBe("2026-01-01T00:00:00Z");
+    expect(served.metadata.uid).toBe("u"); // the input is not changed
+  });
+
+  it("orders by apiVersion, kind, namespace and name, by code units", () => {
+    const o = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => ({
+      apiVersion,
+      kind,
+      metadata: { name, ...(namespace === undefined ? {} : { namespace }) },
+    });
+    const sorted = sortObjects([
+      o("v1", "Service", "b", "a"),
+      o("gateway.networking.k8s.io/v1", "HTTPRoute", "a", "z"),
+      o("v1", "Namespace", undefined, "b"),
+      o("v1", "Service", "a", "b"),
+      o("v1", "Service", "a", "B"),
+    ]);
+    expect(sorted.map((x) => `${x.kind}/${x.metadata.namespace ?? ""}/${x.metadata.name}`)).toEqual(
+      ["HTTPRoute/a/z", "Namespace//b", "Service/a/B", "Service/a/b", "Service/b/a"],
+    );
+    expect(compareObjects(sorted[0] as object, sorted[0] as object)).toBe(0);
+  });
+});
