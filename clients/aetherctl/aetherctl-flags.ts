@@ -1,0 +1,439 @@
+/**
+ * aetherctl's command line: global flags (`--registrar`, `-o`, `--timeout`),
+ * the command, and its own flags and arguments, parsed into a validated
+ * {@link CommandLine}. Flags may come before or after the command. Every
+ * problem is a {@link UsageError} naming the flag or argument and saying
+ * what is expected; `main` prints it with the usage text and exits 2.
+ */
+import { parseArgs } from "node:util";
+import { parseDuration } from "../../services/common/duration.js";
+import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
+import { buildExplainTarget, type ExplainTarget } from "./explain-request.js";
+import { parseRandomFlags, type RandomSource } from "./random-source.js";
+import { UsageError } from "./usage-error.js";
+
+/** The registrar aetherctl talks to when neither `--registrar` nor `$AETHER_REGISTRAR` is set. */
+export const DEFAULT_REGISTRAR = "http://127.0.0.1:8080";
+
+/** The output formats of `-o`. */
+export type OutputFormat = "table" | "json";
+
+/** The options every command takes. */
+export interface GlobalOptions {
+  /** The registrar's base URL. */
+  readonly registrar: string;
+  /** `table` (human-readable, the default) or `json` (for scripts). */
+  readonly output: OutputFormat;
+  /** The deadline of each unary call, in milliseconds. */
+  readonly timeoutMs: number;
+}
+
+/** `aetherctl list`. */
+export interface ListCommand {
+  /** The command's name. */
+  readonly name: "list";
+  /** Only these services; empty means every service. */
+  readonly services: readonly string[];
+  /** List this origin's projections (ListConfig) instead of a ListAllConfig view. */
+  readonly origin: string | undefined;
+  /** List every origin's projections (the ALL_ORIGINS view) instead of the effective one. */
+  readonly allOrigins: boolean;
+}
+
+/** `aetherctl get`. */
+export interface GetCommand {
+  /** The command's name. */
+  readonly name: "get";
+  /** The service, `namespace/name`. */
+  readonly service: string;
+  /** Show this origin's projection instead of the effective winner. */
+  readonly origin: string | undefined;
+}
+
+/** `aetherctl watch`. */
+export interface WatchCommand {
+  /** The command's name. */
+  readonly name: "watch";
+  /** Only these services; empty means every service. */
+  readonly services: readonly string[];
+  /** Watch the ALL_ORIGINS view instead of the effective one. */
+  readonly allOrigins: boolean;
+  /** Resume after this revision (0: start with a snapshot). */
+  readonly resume: bigint;
+  /** Whether to print KEEPALIVE events too. */
+  readonly keepalives: boolean;
+}
+
+/** `aetherctl explain`. */
+export interface ExplainCommand {
+  /** The command's name. */
+  readonly name: "explain";
+  /** What to evaluate. */
+  readonly target: ExplainTarget;
+  /** Evaluate this origin's projection instead of the effective winner. */
+  readonly origin: string | undefined;
+  /** The evaluator's random source. */
+  readonly random: RandomSource;
+}
+
+/** `aetherctl status`. */
+export interface StatusCommand {
+  /** The command's name. */
+  readonly name: "status";
+  /** Exit 3 when the status reports rejections or source problems. */
+  readonly failOnRejections: boolean;
+}
+
+/** Any command. */
+export type Command = ListCommand | GetCommand | WatchCommand | ExplainCommand | StatusCommand;
+
+/** The names of the commands. */
+export type CommandName = Command["name"];
+
+/** A parsed command line: help to print, or a command to run. */
+export type CommandLine =
+  | {
+      /** Print the usage of `command` (or the general usage) and exit 0. */
+      readonly kind: "help";
+      /** The command whose help was asked for; undefined for the general help. */
+      readonly command: CommandName | undefined;
+    }
+  | {
+      /** Run `command` with `global`. */
+      readonly kind: "run";
+      /** The global options. */
+      readonly global: GlobalOptions;
+      /** The command and its validated arguments. */
+      readonly command: Command;
+    };
+
+const GLOBAL_FLAGS = `Global flags:
+  --registrar URL      the registrar (default $AETHER_REGISTRAR, else ${DEFAULT_REGISTRAR})
+  -o, --output FORMAT  table (default) or json
+  --timeout DURATION   deadline of each request (default 10s)
+  -h, --help           print help`;
+
+/** The general `--help` text. */
+export const AETHERCTL_USAGE = `Usage: aetherctl [--registrar URL] [-o table|json] COMMAND [flags] [args]
+
+Inspects a registrar's routing-config channel through its ConfigService.
+
+Commands:
+  list [--origin NAME | --all-origins] [NS/SVC…]   list projections (default: the effective view)
+  get NS/SVC [--origin NAME]                       show one projection as a tree
+  watch [NS/SVC…] [--all-origins] [--resume REV]   stream changes until Ctrl-C
+  explain --from-namespace NS METHOD URL [-H 'k: v']…
+                                                   decide a request with the shared evaluator
+  status [--fail-on-rejections]                    origins, rejections, conflicts, export state
+
+${GLOBAL_FLAGS}
+
+Exit codes: 0 ok, 1 the registrar failed or could not be reached, 2 bad usage,
+3 status --fail-on-rejections found problems.
+Run 'aetherctl COMMAND --help' for a command's flags.
+`;
+
+/** Each command's `--help` text. */
+export const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
+  list: `Usage: aetherctl list [--origin NAME | --all-origins] [NS/SVC…]
+
+Lists projections, every page of them. By default the EFFECTIVE view: the
+trusted origins only, one winner per service (ListAllConfig). --origin lists
+what one origin exports (ListConfig); --all-origins lists every stored
+projection of every origin, trusted or not (the ALL_ORIGINS view).
+
+Columns: SERVICE ORIGIN VERSION ROUTES RULES AGE (AGE is now minus the
+version, which is the export time). -o json prints
+{"projections": [...], "revision": "N"} in proto JSON.
+
+Flags:
+  --origin NAME    one origin's projections
+  --all-origins    every origin's projections
+
+${GLOBAL_FLAGS}
+`,
+  get: `Usage: aetherctl get NS/SVC [--origin NAME]
+
+Shows one service's projection as a tree of routes, rules, matches, filters,
+backends and timeouts: by default the effective winner (the one this
+registrar's import policy picks), or --origin's. -o json prints the
+projection in proto JSON. A service without a projection exits 1 (not_found).
+
+Flags:
+  --origin NAME    that origin's projection instead of the effective one
+
+${GLOBAL_FLAGS}
+`,
+  watch: `Usage: aetherctl watch [NS/SVC…] [--all-origins] [--resume REV]
+
+Streams WatchConfig events, one line each: TYPE REVISION SERVICE ORIGIN
+VERSION (a snapshot, SYNCED, then UPSERT and DELETE as they happen); -o json
+prints each event as one line of proto JSON. Ctrl-C ends it (exit 0) and
+prints the revision to resume from.
+
+Flags:
+  --all-origins    watch every origin's projections, not only the effective winners
+  --resume REV     resume after revision REV (replay the changes since then)
+  --keepalives     print KEEPALIVE events too
+
+${GLOBAL_FLAGS}
+`,
+  explain: `Usage: aetherctl explain --from-namespace NS [--port N] METHOD URL [-H 'k: v']…
+       aetherctl explain --from-namespace NS --grpc SERVICE/METHOD URL [-H 'k: v']…
+
+Decides a request the way a caller's proxy in namespace NS would, with the
+shared evaluator, over the destination's effective projection, and prints the
+decision: status and outcome, the origin and version of the config that
+decided it, the route, rule and match, the backend with its weight share,
+request header changes, rewrite, redirect Location, mirrors and timeouts.
+
+The URL's host names the destination service as cluster DNS does:
+name.namespace, name.namespace.svc[.cluster.local], or a bare name in NS.
+The port is --port, else the URL's, else 80 (443 for https). A service
+without a projection is passed through to the service itself.
+
+Weighted backends and fractional mirrors use a fixed random source, so the
+same command always gives the same answer: by default the constant 0 (the
+first backend with a non-zero weight); --random X uses the constant X in
+[0, 1) (0.95 picks the backend whose cumulative weight share covers 95%);
+--seed-random N uses a pseudo-random sequence seeded with N.
+
+-o json prints the evaluator's Decision.
+
+Flags:
+  --from-namespace NS   the calling workload's namespace (required)
+  --port N              the service port dialled (default: the URL's port, else 80)
+  --port-name NAME      that port's name, for routes attached with sectionName
+  -H 'name: value'      a request header (repeatable)
+  --grpc SERVICE/METHOD evaluate a gRPC call (METHOD may then be left out)
+  --origin NAME         evaluate that origin's projection instead of the effective one
+  --random X            the random source's constant value, 0 <= X < 1 (default 0)
+  --seed-random N       a seeded pseudo-random source instead
+
+${GLOBAL_FLAGS}
+`,
+  status: `Usage: aetherctl status [--fail-on-rejections]
+
+Prints the registrar's GetConfigStatus: its cluster, control cluster, store,
+sync state and revision; per origin the projection count, newest and oldest
+version and whether it is trusted; the projections the import policy rejects;
+the services several trusted origins export (and who wins); the export state
+with the routes the exporter rejected and problems reading its source.
+-o json prints the response in proto JSON (with default values).
+
+Flags:
+  --fail-on-rejections  exit 3 when there are rejections, route rejections or source problems
+
+${GLOBAL_FLAGS}
+`,
+};
+
+const COMMANDS: readonly CommandName[] = ["list", "get", "watch", "explain", "status"];
+
+/** The global flags that take a value, so the command can be found among the arguments. */
+const GLOBAL_VALUE_FLAGS = new Set(["--registrar", "-o", "--output", "--timeout"]);
+
+type ParseOptions = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
+
+const GLOBAL_OPTIONS = {
+  registrar: { type: "string" },
+  output: { type: "string", short: "o", default: "table" },
+  timeout: { type: "string", default: "10s" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseOptions;
+
+const COMMAND_OPTIONS = {
+  list: {
+    origin: { type: "string" },
+    "all-origins": { type: "boolean" },
+  },
+  get: { origin: { type: "string" } },
+  watch: {
+    "all-origins": { type: "boolean" },
+    resume: { type: "string" },
+    keepalives: { type: "boolean" },
+  },
+  explain: {
+    "from-namespace": { type: "string" },
+    port: { type: "string" },
+    "port-name": { type: "string" },
+    header: { type: "string", short: "H", multiple: true },
+    grpc: { type: "string" },
+    origin: { type: "string" },
+    random: { type: "string" },
+    "seed-random": { type: "string" },
+  },
+  status: { "fail-on-rejections": { type: "boolean" } },
+} as const satisfies Record<CommandName, ParseOptions>;
+
+/** Finds the command among the arguments: the first one that is neither a flag nor a global flag's value. */
+function findCommand(argv: readonly string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") return i + 1 < argv.length ? i + 1 : -1;
+    if (GLOBAL_VALUE_FLAGS.has(arg)) {
+      i++;
+      continue;
+    }
+    if (!arg.startsWith("-")) return i;
+  }
+  return -1;
+}
+
+function checkServices(services: readonly string[], command: CommandName): string[] {
+  for (const service of services) {
+    const problem = checkServiceName(service);
+    if (problem !== undefined) throw new UsageError(problem, command);
+  }
+  return [...services];
+}
+
+function checkOrigin(origin: string | undefined, command: CommandName): string | undefined {
+  if (origin === undefined) return undefined;
+  const problem = checkClusterName(origin);
+  if (problem !== undefined) throw new UsageError(`--origin: ${problem}`, command);
+  return origin;
+}
+
+function parseGlobal(values: Record<string, unknown>, env: NodeJS.ProcessEnv): GlobalOptions {
+  const registrar =
+    (values.registrar as string | undefined) ?? (env.AETHER_REGISTRAR || DEFAULT_REGISTRAR);
+  let url: URL | undefined;
+  try {
+    url = new URL(registrar);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new UsageError(
+      `--registrar ${JSON.stringify(registrar)} is not an http(s) URL (for example ${DEFAULT_REGISTRAR})`,
+    );
+  }
+  const output = values.output as string;
+  if (output !== "table" && output !== "json") {
+    throw new UsageError(`-o ${JSON.stringify(output)} must be table or json`);
+  }
+  let timeoutMs: number;
+  try {
+    timeoutMs = parseDuration(values.timeout as string);
+  } catch (error) {
+    throw new UsageError(`--timeout: ${(error as Error).message}`);
+  }
+  if (timeoutMs <= 0) throw new UsageError("--timeout must be more than 0");
+  return { registrar: registrar.replace(/\/+$/, ""), output, timeoutMs };
+}
+
+function parseCommand(
+  name: CommandName,
+  values: Record<string, unknown>,
+  positionals: readonly string[],
+): Command {
+  switch (name) {
+    case "list": {
+      const origin = checkOrigin(values.origin as string | undefined, name);
+      const allOrigins = values["all-origins"] === true;
+      if (origin !== undefined && allOrigins) {
+        throw new UsageError("use either --origin or --all-origins, not both", name);
+      }
+      return { name, services: checkServices(positionals, name), origin, allOrigins };
+    }
+    case "get": {
+      if (positionals.length !== 1) {
+        throw new UsageError(
+          "get needs exactly one service, NS/SVC (for example shop/checkout)",
+          name,
+        );
+      }
+      const [service] = checkServices(positionals, name) as [string];
+      return { name, service, origin: checkOrigin(values.origin as string | undefined, name) };
+    }
+    case "watch": {
+      const resumeText = (values.resume as string | undefined) ?? "0";
+      if (!/^\d{1,19}$/.test(resumeText)) {
+        throw new UsageError(
+          `--resume ${JSON.stringify(resumeText)} must be a revision number`,
+          name,
+        );
+      }
+      return {
+        name,
+        services: checkServices(positionals, name),
+        allOrigins: values["all-origins"] === true,
+        resume: BigInt(resumeText),
+        keepalives: values.keepalives === true,
+      };
+    }
+    case "explain":
+      return {
+        name,
+        target: buildExplainTarget({
+          positionals,
+          fromNamespace: values["from-namespace"] as string | undefined,
+          port: values.port as string | undefined,
+          portName: values["port-name"] as string | undefined,
+          headers: (values.header as string[] | undefined) ?? [],
+          grpc: values.grpc as string | undefined,
+        }),
+        origin: checkOrigin(values.origin as string | undefined, name),
+        random: parseRandomFlags(
+          values.random as string | undefined,
+          values["seed-random"] as string | undefined,
+        ),
+      };
+    case "status":
+      if (positionals.length > 0) {
+        throw new UsageError(`status takes no arguments (got ${positionals.join(" ")})`, name);
+      }
+      return { name, failOnRejections: values["fail-on-rejections"] === true };
+  }
+}
+
+/**
+ * Parses aetherctl's arguments (without `node` and the script). `env`
+ * supplies `$AETHER_REGISTRAR`. Throws a {@link UsageError} for anything it
+ * cannot run; `aetherctl help [COMMAND]`, `-h` and `--help` give `kind: "help"`.
+ */
+export function parseAetherctlFlags(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): CommandLine {
+  const index = findCommand(argv);
+  const word = index < 0 ? undefined : (argv[index] as string);
+  const rest = index < 0 ? [...argv] : [...argv.slice(0, index), ...argv.slice(index + 1)];
+  if (word === "help") {
+    const topic = rest.find((arg) => !arg.startsWith("-"));
+    return { kind: "help", command: COMMANDS.find((c) => c === topic) };
+  }
+  const name = COMMANDS.find((c) => c === word);
+  if (word !== undefined && name === undefined) {
+    throw new UsageError(
+      `unknown command ${JSON.stringify(word)} (commands: ${COMMANDS.join(", ")})`,
+    );
+  }
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: rest,
+      strict: true,
+      allowPositionals: name !== undefined,
+      options: { ...GLOBAL_OPTIONS, ...(name === undefined ? {} : COMMAND_OPTIONS[name]) },
+    });
+  } catch (error) {
+    // Node's message goes on about "--" for positionals; the first sentence is the point.
+    throw new UsageError(
+      (error as Error).message.replace(/\. To specify a positional.*$/s, ""),
+      name,
+    );
+  }
+  if (parsed.values.help === true) return { kind: "help", command: name };
+  if (name === undefined) throw new UsageError("no command given");
+  const global = parseGlobal(parsed.values, env);
+  return { kind: "run", global, command: parseCommand(name, parsed.values, parsed.positionals) };
+}
+
+/** The usage text of `command`, or the general one when it is undefined or not a command. */
+export function usageOf(command: string | undefined): string {
+  return COMMANDS.find((c) => c === command) === undefined
+    ? AETHERCTL_USAGE
+    : COMMAND_USAGE[command as CommandName];
+}

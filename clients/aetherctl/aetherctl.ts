@@ -1,0 +1,88 @@
+/**
+ * Runs one aetherctl command line: parses it, prints help or usage errors,
+ * dispatches to the command, and turns failures into the documented exit
+ * codes (0 ok, 1 the call failed, 2 bad usage, 3 `status
+ * --fail-on-rejections` found problems, 130 interrupted). Free of process
+ * globals, so tests can run it in-process; `main.ts` wires it to the process.
+ */
+import { type Command, parseAetherctlFlags, usageOf } from "./aetherctl-flags.js";
+import type { CommandContext } from "./command-context.js";
+import { runExplain } from "./commands/explain.js";
+import { runGet } from "./commands/get.js";
+import { runList } from "./commands/list.js";
+import { runStatus } from "./commands/status.js";
+import { runWatch } from "./commands/watch.js";
+import { describeCallError } from "./error-message.js";
+import { createRegistrarClient } from "./registrar-client.js";
+import { UsageError } from "./usage-error.js";
+
+/** Exit code: the command line could not be run. */
+export const EXIT_USAGE = 2;
+/** Exit code: a call to the registrar failed. */
+export const EXIT_FAILURE = 1;
+/** Exit code: a unary command was interrupted (128 + SIGINT). */
+export const EXIT_INTERRUPTED = 130;
+
+/** The process around a run: streams, environment, terminal, clock and interrupt signal. */
+export interface AetherctlIo {
+  /** Writes to standard output. */
+  readonly stdout: (text: string) => void;
+  /** Writes to standard error. */
+  readonly stderr: (text: string) => void;
+  /** The environment (`AETHER_REGISTRAR`, `NO_COLOR`). */
+  readonly env: NodeJS.ProcessEnv;
+  /** Whether standard output is a terminal (colour is used only then). */
+  readonly isTty: boolean;
+  /** The current time in milliseconds since the epoch; default `Date.now`. */
+  readonly now?: () => number;
+  /** Aborted on Ctrl-C; default never. */
+  readonly signal?: AbortSignal;
+}
+
+function dispatch(context: CommandContext, command: Command): Promise<number> {
+  switch (command.name) {
+    case "list":
+      return runList(context, command);
+    case "get":
+      return runGet(context, command);
+    case "watch":
+      return runWatch(context, command);
+    case "explain":
+      return runExplain(context, command);
+    case "status":
+      return runStatus(context, command);
+  }
+}
+
+/** Runs aetherctl with `argv` (without `node` and the script); resolves with the exit code. */
+export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Promise<number> {
+  let line: ReturnType<typeof parseAetherctlFlags>;
+  try {
+    line = parseAetherctlFlags(argv, io.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`aetherctl: ${error.message}\n\n${usageOf(error.command)}`);
+    return EXIT_USAGE;
+  }
+  if (line.kind === "help") {
+    io.stdout(usageOf(line.command));
+    return 0;
+  }
+  const signal = io.signal ?? new AbortController().signal;
+  const context: CommandContext = {
+    client: createRegistrarClient(line.global.registrar),
+    global: line.global,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    color: io.isTty && !io.env.NO_COLOR && io.env.TERM !== "dumb",
+    now: io.now ?? Date.now,
+    signal,
+  };
+  try {
+    return await dispatch(context, line.command);
+  } catch (error) {
+    if (signal.aborted) return EXIT_INTERRUPTED;
+    io.stderr(describeCallError(error, line.global.registrar));
+    return EXIT_FAILURE;
+  }
+}

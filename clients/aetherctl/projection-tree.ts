@@ -1,0 +1,113 @@
+/**
+ * The human-readable form of one projection for `aetherctl get`: a short
+ * header (service, origin, version and age) and an indented tree of routes,
+ * rules, matches, filters, backends and timeouts. Pure.
+ */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type {
+  Route,
+  RouteRule,
+  ServiceConfigProjection,
+} from "../../gen/aether/registry/v1/projection_pb.js";
+import { timeoutsOf } from "../../services/common/evaluator-filters.js";
+import type { DecisionTimeouts } from "../../services/common/evaluator-types.js";
+import {
+  describeBackend,
+  describeFilter,
+  describeMatch,
+  describeParentRef,
+  routeKindName,
+  routeRoleName,
+} from "./projection-describe.js";
+import { formatFields } from "./table-format.js";
+import { formatAge, formatMillis } from "./time-format.js";
+
+const STEP = "  ";
+
+/** Describes a rule's timeouts: `request 10s, backend request 2.5s`; empty when none is set. */
+export function describeTimeouts(timeouts: DecisionTimeouts | undefined): string {
+  if (timeouts === undefined) return "";
+  return [
+    timeouts.requestMs === undefined ? "" : `request ${formatMillis(timeouts.requestMs)}`,
+    timeouts.backendRequestMs === undefined
+      ? ""
+      : `backend request ${formatMillis(timeouts.backendRequestMs)}`,
+  ]
+    .filter((part) => part !== "")
+    .join(", ");
+}
+
+/** The heading of a rule: `rule 0`, or `rule 0 "beta-testers"` when it has a name. */
+export function ruleHeading(index: number, name: string): string {
+  return name === "" ? `rule ${index}` : `rule ${index} ${JSON.stringify(name)}`;
+}
+
+function ruleLines(rule: RouteRule, index: number, indent: string): string[] {
+  const inner = indent + STEP;
+  const lines = [`${indent}${ruleHeading(index, rule.name)}`];
+  if (rule.matches.length === 0) lines.push(`${inner}match: any request (the rule has no matches)`);
+  rule.matches.forEach((match, i) => {
+    lines.push(`${inner}match ${i}: ${describeMatch(match)}`);
+  });
+  for (const filter of rule.filters) lines.push(`${inner}filter: ${describeFilter(filter)}`);
+  if (rule.backends.length === 0) {
+    const redirects = rule.filters.some((f) => f.filter.case === "requestRedirect");
+    lines.push(
+      `${inner}backend: none (${redirects ? "the redirect answers" : "requests get a 500"})`,
+    );
+  }
+  for (const backend of rule.backends) {
+    lines.push(`${inner}backend: ${describeBackend(backend, rule.backends)}`);
+    for (const filter of backend.filters) {
+      lines.push(`${inner}${STEP}filter: ${describeFilter(filter)}`);
+    }
+  }
+  const timeouts = describeTimeouts(timeoutsOf(rule.timeouts));
+  if (timeouts !== "") lines.push(`${inner}timeouts: ${timeouts}`);
+  return lines;
+}
+
+function routeLines(route: Route): string[] {
+  const created =
+    route.creationTime === undefined
+      ? ""
+      : `, created ${timestampDate(route.creationTime).toISOString().replace(".000Z", "Z")}`;
+  const lines = [
+    `${routeKindName(route.kind)} ${route.namespace}/${route.name} (${routeRoleName(route.role)}${created})`,
+    `${STEP}parents: ${route.parentRefs.map(describeParentRef).join(", ") || "(none)"}`,
+  ];
+  if (route.hostnames.length > 0) lines.push(`${STEP}hostnames: ${route.hostnames.join(", ")}`);
+  route.rules.forEach((rule, index) => {
+    lines.push(...ruleLines(rule, index, STEP));
+  });
+  return lines;
+}
+
+/**
+ * Formats a projection as a header and a tree of its routes, for example:
+ *
+ * ```text
+ * service:  shop/checkout
+ * origin:   dev
+ * version:  2026-11-29T12:00:00.000000000Z (age 3d)
+ * routes:   1
+ *
+ * HTTPRoute shop/checkout-canary (producer, created 2026-11-01T09:00:00Z)
+ *   parents: shop/checkout:8080
+ *   rule 0 "beta-testers"
+ *     match 0: path prefix /cart, header x-beta = "true"
+ *     backend: shop/checkout-v2:8080 weight 1 (100%)
+ * ```
+ *
+ * `nowMs` is the current time, for the age. Returns the text with a final `\n`.
+ */
+export function formatProjectionTree(projection: ServiceConfigProjection, nowMs: number): string {
+  const header = formatFields([
+    ["service", projection.service],
+    ["origin", projection.originCluster],
+    ["version", `${projection.version} (age ${formatAge(projection.version, nowMs)})`],
+    ["routes", String(projection.routes.length)],
+  ]);
+  const body = projection.routes.map((route) => routeLines(route).join("\n")).join("\n\n");
+  return body === "" ? header : `${header}\n${body}\n`;
+}
