@@ -34,7 +34,26 @@ export interface RegistrarConfig {
   readonly logLevel: string;
   /** A JSON file of projections to write under the own origin at start (demos). */
   readonly seedFile: string | undefined;
+  /** Where the export controller reads Gateway API objects from; undefined: no export. */
+  readonly exportSource: ExportSourceConfig | undefined;
+  /** The kubeconfig of the `kubernetes` export source; undefined: in-cluster or the default. */
+  readonly kubeconfig: string | undefined;
+  /** The lease TTL of the export leader election (etcd store), in milliseconds. */
+  readonly electionTtlMs: number;
 }
+
+/** The export source a registrar reads: a directory of manifests, or the Kubernetes API. */
+export type ExportSourceConfig =
+  | {
+      /** Multi-document YAML files under a directory, recursively. */
+      readonly kind: "dir";
+      /** The directory. */
+      readonly path: string;
+    }
+  | {
+      /** Informers on the Kubernetes API (in-cluster config or `--kubeconfig`). */
+      readonly kind: "kubernetes";
+    };
 
 /** A flag is missing or malformed. */
 export class UsageError extends Error {
@@ -60,6 +79,15 @@ Flags:
   --store-timeout DURATION  per-request timeout towards etcd (default 2s)
   --seed FILE               write the projections in FILE ({"projections": [...]}, proto JSON)
                             under this cluster's origin at start (demos and tests)
+  --export-source dir:PATH|kubernetes
+                            export the routing config of this cluster's exported services,
+                            read from a directory of manifests or the Kubernetes API
+                            (default: do not export); skipped when --control-cluster names
+                            another cluster
+  --kubeconfig PATH         kubeconfig of --export-source kubernetes (default: in-cluster
+                            config, else $KUBECONFIG or ~/.kube/config)
+  --election-ttl DURATION   lease TTL of the export leader election with --store etcd: a
+                            dead leader's replica takes over within it (default 10s)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 `;
@@ -107,6 +135,9 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         "store-timeout": { type: "string", default: "2s" },
         "log-level": { type: "string", default: "info" },
         seed: { type: "string" },
+        "export-source": { type: "string" },
+        kubeconfig: { type: "string" },
+        "election-ttl": { type: "string", default: "10s" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -156,6 +187,20 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   }
   const keepaliveMs = durationFlag("keepalive", values.keepalive as string);
   if (keepaliveMs < 100) throw new UsageError("--keepalive must be at least 100ms");
+  const exportSource = parseExportSource(values["export-source"] as string | undefined);
+  const kubeconfig = values.kubeconfig as string | undefined;
+  if (kubeconfig !== undefined && exportSource?.kind !== "kubernetes") {
+    throw new UsageError("--kubeconfig is only used with --export-source kubernetes");
+  }
+  if (exportSource !== undefined && values.seed !== undefined) {
+    throw new UsageError(
+      "--seed and --export-source both write this cluster's projections; use one of them",
+    );
+  }
+  const electionTtlMs = durationFlag("election-ttl", values["election-ttl"] as string);
+  if (electionTtlMs < 1_000) {
+    throw new UsageError("--election-ttl must be at least 1s (etcd leases count whole seconds)");
+  }
   return {
     cluster,
     ...parseListen(values.listen as string),
@@ -168,5 +213,19 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     storeTimeoutMs: durationFlag("store-timeout", values["store-timeout"] as string),
     logLevel,
     seedFile: values.seed as string | undefined,
+    exportSource,
+    kubeconfig,
+    electionTtlMs,
   };
+}
+
+function parseExportSource(value: string | undefined): ExportSourceConfig | undefined {
+  if (value === undefined) return undefined;
+  if (value === "kubernetes") return { kind: "kubernetes" };
+  if (value.startsWith("dir:") && value.length > "dir:".length) {
+    return { kind: "dir", path: value.slice("dir:".length) };
+  }
+  throw new UsageError(
+    `--export-source ${JSON.stringify(value)} must be dir:PATH (a directory of manifests) or kubernetes`,
+  );
 }

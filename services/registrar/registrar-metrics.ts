@@ -6,6 +6,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { IMPORT_REJECTION_REASONS, type ImportRejectionReason } from "../common/import-policy.js";
 import type { ConfigCache } from "./config-cache.js";
+import { createExportMetrics, type ExportMetrics } from "./export/export-metrics.js";
 import type { ConfigStore } from "./store/config-store.js";
 
 /** The metrics a registrar updates as it works. */
@@ -18,6 +19,8 @@ export interface RegistrarMetrics {
   countRpc(method: string, code: string): void;
   /** Adjusts the number of open WatchConfig streams. */
   addWatchStreams(delta: number): void;
+  /** The export controller's metrics (registered even when it does not export). */
+  readonly exportMetrics: ExportMetrics;
 }
 
 /** Options of {@link createRegistrarMetrics}. */
@@ -134,8 +137,11 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     registers: [registry],
   });
 
+  const exportMetrics = createExportMetrics(registry);
+
   return {
     registry,
+    exportMetrics,
     countRejection(reason) {
       rejections.inc({ reason });
     },

@@ -4,8 +4,12 @@
  * server. `main.ts` is only flag parsing and signal handling around this.
  */
 import { readFile } from "node:fs/promises";
-import { fromJson } from "@bufbuild/protobuf";
-import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
+import { create, fromJson } from "@bufbuild/protobuf";
+import {
+  ConfigService,
+  type ExportStatus as ExportStatusMessage,
+  ExportStatusSchema,
+} from "../../gen/aether/registry/v1/config_service_pb.js";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
@@ -15,6 +19,12 @@ import { createImportPolicy } from "../common/import-policy.js";
 import { checkServiceName } from "../common/service-name.js";
 import { type ConfigCache, createConfigCache } from "./config-cache.js";
 import { createConfigService } from "./config-service.js";
+import { createDirSource } from "./export/dir-source.js";
+import { createEtcdLeaderElection, exportElectionName } from "./export/etcd-leader-election.js";
+import { createExportController, type ExportController } from "./export/export-controller.js";
+import { createKubernetesSource } from "./export/kubernetes-source.js";
+import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
+import type { ObjectSource } from "./export/object-source.js";
 import { createSilentLogger, type Logger } from "./logger.js";
 import type { RegistrarConfig } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
@@ -35,6 +45,13 @@ export interface RegistrarOptions {
   readonly store?: ConfigStore;
   /** Whether `/metrics` includes Node's process metrics; default true. */
   readonly processMetrics?: boolean;
+  /**
+   * An object source to export from instead of the one `config.exportSource`
+   * describes (tests, embedding); exporting is enabled when either is set.
+   */
+  readonly exportSource?: ObjectSource;
+  /** A leadership provider instead of the one the store implies (tests, embedding). */
+  readonly leadership?: LeaderElection;
 }
 
 /** A registrar created by {@link createRegistrar}. */
@@ -45,6 +62,8 @@ export interface Registrar {
   readonly cache: ConfigCache;
   /** Its metrics. */
   readonly metrics: RegistrarMetrics;
+  /** Its export controller, or undefined when it does not export (no export source). */
+  readonly exporter: ExportController | undefined;
   /** The bound address once started. */
   readonly address: ListenAddress | undefined;
   /**
@@ -98,6 +117,80 @@ export async function readSeedFile(path: string): Promise<ServiceConfigProjectio
   });
 }
 
+/**
+ * Creates the export controller a configuration asks for (undefined without an
+ * export source): the source it names (or `source`), and the leader election
+ * the store implies (an etcd election per origin, or always the leader in one
+ * process), unless `leadership` is given.
+ */
+export function createConfiguredExporter(
+  config: RegistrarConfig,
+  store: ConfigStore,
+  options: {
+    readonly logger: Logger;
+    readonly metrics: RegistrarMetrics;
+    readonly source?: ObjectSource;
+    readonly leadership?: LeaderElection;
+  },
+): ExportController | undefined {
+  const { logger } = options;
+  let source = options.source;
+  if (source === undefined && config.exportSource !== undefined) {
+    const sourceLogger = logger.child({ part: "export-source" });
+    source =
+      config.exportSource.kind === "dir"
+        ? createDirSource({ path: config.exportSource.path, logger: sourceLogger })
+        : createKubernetesSource({
+            ...(config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig }),
+            logger: sourceLogger,
+          });
+  }
+  if (source === undefined) return undefined;
+  const leadership =
+    options.leadership ??
+    (store.kind === "etcd" && config.etcdEndpoints.length > 0
+      ? createEtcdLeaderElection({
+          endpoints: config.etcdEndpoints,
+          name: exportElectionName(store.prefix, config.cluster),
+          ttlMs: config.electionTtlMs,
+          requestTimeoutMs: config.storeTimeoutMs,
+          logger: logger.child({ part: "election" }),
+        })
+      : createAlwaysLeader());
+  return createExportController({
+    source,
+    store,
+    origin: config.cluster,
+    controlCluster: config.controlCluster,
+    leadership,
+    logger: logger.child({ part: "export" }),
+    metrics: options.metrics.exportMetrics,
+  });
+}
+
+/** Maps the export controller's state to the GetConfigStatus message. */
+export function toExportStatusMessage(exporter: ExportController): ExportStatusMessage {
+  const status = exporter.status();
+  return create(ExportStatusSchema, {
+    enabled: exporter.enabled,
+    disabledReason: status.disabledReason ?? "",
+    source: status.source,
+    leader: status.leader,
+    services: status.services,
+    routeRejections: status.rejections.map((r) => ({
+      kind: r.route.kind,
+      namespace: r.route.namespace,
+      name: r.route.name,
+      reason: r.reason,
+      message: r.message,
+      services: [...r.services],
+    })),
+    sourceProblems: status.sourceProblems.map((p) => ({ where: p.where, message: p.message })),
+    lastSuccessTime: status.lastSuccessAt?.toISOString() ?? "",
+    lastError: status.lastError ?? "",
+  });
+}
+
 /** Creates a registrar; nothing runs until `start()`. */
 export function createRegistrar(options: RegistrarOptions): Registrar {
   const { config } = options;
@@ -115,6 +208,12 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     store,
     cache,
     processMetrics: options.processMetrics ?? true,
+  });
+  const exporter = createConfiguredExporter(config, store, {
+    logger,
+    metrics,
+    ...(options.exportSource === undefined ? {} : { source: options.exportSource }),
+    ...(options.leadership === undefined ? {} : { leadership: options.leadership }),
   });
   const serving = () =>
     cache.state === "synced"
@@ -151,6 +250,9 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
           logger: logger.child({ part: "config-service" }),
           drainSignal,
           keepaliveMs: config.keepaliveMs,
+          ...(exporter === undefined
+            ? {}
+            : { exportStatus: () => toExportStatusMessage(exporter) }),
         }),
       );
       registerReflectionServices(router, [ConfigService, Health]);
@@ -162,6 +264,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     store,
     cache,
     metrics,
+    exporter,
     get address() {
       return server.address;
     },
@@ -174,13 +277,17 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
           cluster: config.cluster,
           store: store.kind,
           controlCluster: config.controlCluster ?? null,
+          exportSource: config.exportSource ?? null,
         },
         "registrar serving",
       );
+      exporter?.start();
       return address;
     },
     stop() {
       stopping ??= (async () => {
+        // Give up the export leadership first, so another replica takes over at once.
+        await exporter?.stop();
         await server.close({ graceMs: config.drainTimeoutMs });
         await cache.stop();
         await store.close();

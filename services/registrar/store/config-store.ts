@@ -87,6 +87,26 @@ export type StoreEvent =
       readonly revision: number;
     };
 
+/**
+ * A guard on a write: the write happens only while the key `key` exists with
+ * exactly this creation revision, checked atomically with the write (an etcd
+ * transaction). A leader passes its election key, so that once its lease has
+ * expired (and the key is gone, or belongs to a new campaign) nothing it
+ * still tries to write can land.
+ */
+export interface WriteFence {
+  /** The full store key that must exist (not under the projection prefix). */
+  readonly key: string;
+  /** The creation revision the key must have. */
+  readonly createRevision: number;
+}
+
+/** Options of {@link ConfigStore.put} and {@link ConfigStore.delete}. */
+export interface WriteOptions {
+  /** Write only while this fence holds; undefined writes unconditionally. */
+  readonly fence?: WriteFence;
+}
+
 /** Callbacks of a store watch. */
 export interface WatchHandler {
   /**
@@ -158,16 +178,19 @@ export interface ConfigStore {
    * Writes a projection under this store's own origin, keyed by
    * `projection.service`; `originCluster` is stamped with the own origin.
    * Returns the revision of the write. Rejects with a TypeError for a service
-   * that is not `namespace/name`.
+   * that is not `namespace/name`, and with {@link FencedWriteError} (writing
+   * nothing) when `options.fence` is set and no longer holds.
    */
-  put(projection: ServiceConfigProjection): Promise<number>;
+  put(projection: ServiceConfigProjection, options?: WriteOptions): Promise<number>;
   /**
    * Deletes this store's own origin's projection of a service. Returns the
    * revision of the delete, or undefined when there was nothing to delete
    * (which, as in etcd, does not change the revision). Rejects with a
-   * TypeError for a service that is not `namespace/name`.
+   * TypeError for a service that is not `namespace/name`, and with
+   * {@link FencedWriteError} (deleting nothing) when `options.fence` is set
+   * and no longer holds.
    */
-  delete(service: string): Promise<number | undefined>;
+  delete(service: string, options?: WriteOptions): Promise<number | undefined>;
   /**
    * Watches changes strictly after `afterRevision` (so a listing at revision R
    * followed by `watch(R)` misses nothing and repeats nothing). Callbacks never
@@ -204,5 +227,20 @@ export class StoreCompactedError extends Error {
   constructor(message: string, compactRevision: number) {
     super(message);
     this.compactRevision = compactRevision;
+  }
+}
+
+/**
+ * A fenced write was refused because its fence no longer holds: the writer's
+ * leadership has ended (its election key expired or was replaced). Nothing
+ * was written. The writer must stop writing and campaign again.
+ */
+export class FencedWriteError extends Error {
+  override readonly name = "FencedWriteError";
+  /** The fence that did not hold. */
+  readonly fence: WriteFence;
+  constructor(message: string, fence: WriteFence) {
+    super(message);
+    this.fence = fence;
   }
 }

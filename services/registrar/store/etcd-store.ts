@@ -15,10 +15,13 @@
 import { handleWhen, noop, retry } from "cockatiel";
 import {
   ClientClosedError,
+  CompareResult,
+  CompareTarget,
   Etcd3,
   GRPCGenericError,
   type IDuplexStream,
   type IKeyValue,
+  type IRequestOp,
   type IWatchRequest,
   type IWatchResponse,
   isRecoverableError,
@@ -27,6 +30,7 @@ import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/pr
 import { createSilentLogger, type Logger } from "../logger.js";
 import {
   type ConfigStore,
+  FencedWriteError,
   type ListOptions,
   type ListResult,
   type ProjectionFilter,
@@ -34,6 +38,8 @@ import {
   StoreUnavailableError,
   type StoreWatch,
   type WatchHandler,
+  type WriteFence,
+  type WriteOptions,
 } from "./config-store.js";
 import {
   assertServiceKey,
@@ -90,12 +96,6 @@ export interface EtcdStoreOptions {
   readonly watchProbeIntervalMs?: number;
 }
 
-/** Receives what a raw watch stream reports; see `openWatch`. */
-interface WatchSink {
-  changes(changes: RawChange[]): void;
-  error(error: Error): void;
-}
-
 /**
  * Creates a store backed by etcd. Nothing connects until the first call; a
  * call made while etcd is unreachable rejects with
@@ -110,55 +110,13 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const probeIntervalMs = options.watchProbeIntervalMs ?? DEFAULT_WATCH_PROBE_INTERVAL_MS;
   const decoder = createEntryDecoder({ prefix, logger });
-  const client = new Etcd3({
-    hosts: [...options.endpoints],
-    faultHandling: {
-      // No circuit breaker: it would refuse calls for seconds after etcd is back.
-      host: () => noop,
-      // Retry a failed call on the other endpoints only, within the same deadline.
-      global:
-        options.endpoints.length > 1
-          ? retry(handleWhen(isRecoverableError), { maxAttempts: options.endpoints.length - 1 })
-          : noop,
-    },
-    grpcOptions: {
-      // gRPC's reconnect backoff grows to two minutes by default; a restarted
-      // etcd must be usable again within a second.
-      "grpc.initial_reconnect_backoff_ms": 100,
-      "grpc.max_reconnect_backoff_ms": 1_000,
-      // gRPC refuses responses over 4 MiB by default; a batch of large
-      // projections must not turn into a permanent "unavailable".
-      "grpc.max_receive_message_length": 256 * 1024 * 1024,
-    },
-  });
+  const client = createEtcdClient(options.endpoints);
   const watches = new Set<() => void>();
   let closed = false;
 
-  /** Maps a client error to the store's errors; compaction is handled by the caller. */
-  const translate = (error: unknown, what: string): Error => {
-    if (
-      error instanceof StoreUnavailableError ||
-      error instanceof StoreCompactedError ||
-      error instanceof RangeError
-    ) {
-      return error;
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    if (message.includes(FUTURE)) return new RangeError(`etcd ${what}: ${message}`);
-    if (
-      error instanceof ClientClosedError ||
-      error instanceof GRPCGenericError ||
-      (error instanceof Error && (isRecoverableError(error) || "code" in error))
-    ) {
-      return new StoreUnavailableError(`etcd ${what} failed: ${message}`, { cause: error });
-    }
-    return error instanceof Error ? error : new Error(message);
-  };
-
   /**
-   * Runs one request with a deadline of `requestTimeoutMs` (enforced by gRPC
-   * and, as a safety net, by a timer) and translates its errors. A read at a
-   * compacted `revision` rejects with {@link StoreCompactedError}.
+   * Runs one request with {@link callEtcd}'s deadline and error translation.
+   * A read at a compacted `revision` rejects with {@link StoreCompactedError}.
    */
   const call = async <T>(
     what: string,
@@ -166,15 +124,8 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
     revision?: number,
   ): Promise<T> => {
     if (closed) throw new StoreUnavailableError("the etcd store is closed");
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailableError(`etcd ${what} took over ${requestTimeoutMs} ms`)),
-        requestTimeoutMs + 100,
-      );
-    });
     try {
-      return await Promise.race([request({ deadline: Date.now() + requestTimeoutMs }), timeout]);
+      return await callEtcd(what, requestTimeoutMs, request);
     } catch (error) {
       if (revision !== undefined && error instanceof Error && error.message.includes(COMPACTED)) {
         const oldest = await findCompactRevision(revision);
@@ -183,92 +134,45 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
           oldest,
         );
       }
-      throw translate(error, what);
-    } finally {
-      clearTimeout(timer);
+      throw error;
     }
   };
 
   /**
    * Opens a raw watch stream over the keys starting with `keyPrefix`, from
-   * `startRevision` on, and reports to `sink` until it fails (one
-   * `sink.error`) or the returned function stops it (no more calls).
+   * `startRevision` on (see {@link openEtcdWatch}), that `close()` stops.
    */
-  const openWatch = (startRevision: number, keyPrefix: string, sink: WatchSink): (() => void) => {
-    let done = false;
-    let stream: IDuplexStream<IWatchRequest, IWatchResponse> | undefined;
-    let timer: NodeJS.Timeout | undefined;
-
-    const finish = (error?: Error): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      watches.delete(stop);
-      if (stream !== undefined) closeStream(stream);
-      if (error !== undefined) sink.error(error);
-    };
-    const stop = (): void => finish();
-    const unavailable = (reason: string, cause?: unknown): StoreUnavailableError =>
-      new StoreUnavailableError(`etcd watch on ${keyPrefix}: ${reason}`, { cause });
-
-    /** Expects an answer within the request timeout, then probes again after the interval. */
-    const expectAnswer = (reason: string): void => {
-      clearTimeout(timer);
-      timer = setTimeout(() => finish(unavailable(reason)), requestTimeoutMs);
-    };
-    const scheduleProbe = (): void => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        stream?.write({ progress_request: {} });
-        expectAnswer(`no answer to a progress request within ${requestTimeoutMs} ms`);
-      }, probeIntervalMs);
-    };
-
-    const onResponse = (response: IWatchResponse): void => {
-      if (done) return;
-      scheduleProbe();
-      if (response.compact_revision !== "0" && response.compact_revision !== "") {
-        const oldest = Number(response.compact_revision);
-        finish(
-          new StoreCompactedError(
-            `revision ${startRevision} has been compacted (oldest readable: ${oldest})`,
-            oldest,
-          ),
-        );
-      } else if (response.canceled) {
-        finish(unavailable(`etcd cancelled the watch: ${response.cancel_reason || "no reason"}`));
-      } else if (response.events.length > 0) {
-        sink.changes(response.events.map(toRawChange));
-      }
-    };
-
-    watches.add(stop);
-    expectAnswer(`not started within ${requestTimeoutMs} ms`);
+  const openWatch = (
+    startRevision: number,
+    keyPrefix: string,
+    sink: EtcdWatchSink,
+  ): (() => void) => {
     if (closed) {
-      queueMicrotask(() => finish(new StoreUnavailableError("the etcd store is closed")));
-      return stop;
+      queueMicrotask(() => sink.error(new StoreUnavailableError("the etcd store is closed")));
+      return () => {};
     }
-    client.watchClient.watch().then(
-      (opened) => {
-        // An 'error' listener first, always: an unhandled 'error' event would crash the process.
-        opened.on("error", (error) => finish(unavailable(error.message, error)));
-        if (done) {
-          closeStream(opened);
-          return;
-        }
-        stream = opened;
-        opened.on("data", onResponse);
-        opened.on("end", () => finish(unavailable("the stream ended")));
-        opened.write({
-          create_request: {
-            key: Buffer.from(keyPrefix),
-            range_end: prefixEnd(keyPrefix),
-            start_revision: startRevision,
-          },
-        });
+    const stop = (): void => {
+      watches.delete(stop);
+      stopRaw();
+    };
+    const stopRaw = openEtcdWatch(
+      client,
+      {
+        key: Buffer.from(keyPrefix),
+        rangeEnd: prefixEnd(keyPrefix),
+        startRevision,
+        requestTimeoutMs,
+        probeIntervalMs,
       },
-      (error: unknown) => finish(unavailable(String(error), error)),
+      {
+        changes: sink.changes,
+        error: (error) => {
+          watches.delete(stop);
+          sink.error(error);
+        },
+      },
     );
+    watches.add(stop);
     return stop;
   };
 
@@ -293,6 +197,37 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
       });
       const guard = setTimeout(fallback, requestTimeoutMs);
     });
+
+  /**
+   * Runs `operation` in a transaction guarded by `fence` (the fence key's
+   * creation revision must still be the fence's); rejects with
+   * {@link FencedWriteError} when the guard fails.
+   */
+  const fencedTxn = async (what: string, fence: WriteFence, operation: IRequestOp) => {
+    const response = await call(what, (callOptions) =>
+      client.kv.txn(
+        {
+          compare: [
+            {
+              key: Buffer.from(fence.key),
+              target: CompareTarget.Create,
+              result: CompareResult.Equal,
+              create_revision: fence.createRevision,
+            },
+          ],
+          success: [operation],
+        },
+        callOptions,
+      ),
+    );
+    if (!response.succeeded) {
+      throw new FencedWriteError(
+        `fenced ${what} refused: ${fence.key} no longer has creation revision ${fence.createRevision}`,
+        fence,
+      );
+    }
+    return response;
+  };
 
   const list = async (listOptions: ListOptions = {}): Promise<ListResult> => {
     checkListOptions(listOptions);
@@ -376,21 +311,37 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
     counters: decoder.counters,
     list,
     revision: () => currentRevision("revision"),
-    put: async (projection: ServiceConfigProjection) => {
+    put: async (projection: ServiceConfigProjection, writeOptions?: WriteOptions) => {
       const key = Buffer.from(projectionKey(prefix, origin, projection.service));
       const value = Buffer.from(encodeProjection(projection, origin));
-      const response = await call("put", (callOptions) =>
-        client.kv.put({ key, value }, callOptions),
-      );
+      const fence = writeOptions?.fence;
+      if (fence === undefined) {
+        const response = await call("put", (callOptions) =>
+          client.kv.put({ key, value }, callOptions),
+        );
+        return Number(response.header.revision);
+      }
+      const response = await fencedTxn("put", fence, { request_put: { key, value } });
       return Number(response.header.revision);
     },
-    delete: async (service: string) => {
+    delete: async (service: string, writeOptions?: WriteOptions) => {
       assertServiceKey(service);
       const key = Buffer.from(projectionKey(prefix, origin, service));
-      const response = await call("delete", (callOptions) =>
-        client.kv.deleteRange({ key }, callOptions),
-      );
-      return response.deleted === "0" ? undefined : Number(response.header.revision);
+      const fence = writeOptions?.fence;
+      let deleted: string;
+      let revision: string;
+      if (fence === undefined) {
+        const response = await call("delete", (callOptions) =>
+          client.kv.deleteRange({ key }, callOptions),
+        );
+        ({ deleted } = response);
+        revision = response.header.revision;
+      } else {
+        const response = await fencedTxn("delete", fence, { request_delete_range: { key } });
+        deleted = response.responses[0]?.response_delete_range.deleted ?? "0";
+        revision = response.header.revision;
+      }
+      return deleted === "0" ? undefined : Number(revision);
     },
     watch,
     ping: async () => {
@@ -405,10 +356,201 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
   };
 }
 
+/**
+ * Creates an etcd3 client used for its connection handling only, with
+ * etcd3's dangerous defaults replaced: no circuit breaker (it would refuse
+ * every call for five seconds after three failures, long after etcd is
+ * back), a retry only on the other endpoints, and a reconnect backoff of at
+ * most one second. Callers make every request through {@link callEtcd} and
+ * every watch through {@link openEtcdWatch}, never through etcd3's builders,
+ * watchers, leases or elections (which retry and reconnect on their own).
+ */
+export function createEtcdClient(endpoints: readonly string[]): Etcd3 {
+  if (endpoints.length === 0) throw new TypeError("at least one etcd endpoint is needed");
+  return new Etcd3({
+    hosts: [...endpoints],
+    faultHandling: {
+      // No circuit breaker: it would refuse calls for seconds after etcd is back.
+      host: () => noop,
+      // Retry a failed call on the other endpoints only, within the same deadline.
+      global:
+        endpoints.length > 1
+          ? retry(handleWhen(isRecoverableError), { maxAttempts: endpoints.length - 1 })
+          : noop,
+    },
+    grpcOptions: {
+      // gRPC's reconnect backoff grows to two minutes by default; a restarted
+      // etcd must be usable again within a second.
+      "grpc.initial_reconnect_backoff_ms": 100,
+      "grpc.max_reconnect_backoff_ms": 1_000,
+      // gRPC refuses responses over 4 MiB by default; a batch of large
+      // projections must not turn into a permanent "unavailable".
+      "grpc.max_receive_message_length": 256 * 1024 * 1024,
+    },
+  });
+}
+
+/**
+ * Maps an etcd client error to the store's errors: connection and gRPC
+ * errors become {@link StoreUnavailableError} (naming `what`), a read in the
+ * future a RangeError; the store's own errors pass through unchanged.
+ */
+export function translateEtcdError(error: unknown, what: string): Error {
+  if (
+    error instanceof StoreUnavailableError ||
+    error instanceof StoreCompactedError ||
+    error instanceof FencedWriteError ||
+    error instanceof RangeError
+  ) {
+    return error;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (message.includes(FUTURE)) return new RangeError(`etcd ${what}: ${message}`);
+  if (
+    error instanceof ClientClosedError ||
+    error instanceof GRPCGenericError ||
+    (error instanceof Error && (isRecoverableError(error) || "code" in error))
+  ) {
+    return new StoreUnavailableError(`etcd ${what} failed: ${message}`, { cause: error });
+  }
+  return error instanceof Error ? error : new Error(message);
+}
+
+/**
+ * Runs one etcd request with a deadline of `timeoutMs` (enforced by gRPC
+ * and, as a safety net, by a timer) and rejects with the error
+ * {@link translateEtcdError} makes of a failure: an unreachable or frozen
+ * etcd rejects with {@link StoreUnavailableError} within the deadline.
+ */
+export async function callEtcd<T>(
+  what: string,
+  timeoutMs: number,
+  request: (callOptions: { deadline: number }) => Promise<T>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StoreUnavailableError(`etcd ${what} took over ${timeoutMs} ms`)),
+      timeoutMs + 100,
+    );
+  });
+  try {
+    return await Promise.race([request({ deadline: Date.now() + timeoutMs }), timeout]);
+  } catch (error) {
+    throw translateEtcdError(error, what);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What {@link openEtcdWatch} watches. */
+export interface EtcdWatchSpec {
+  /** The first key (or the only key, without `rangeEnd`). */
+  readonly key: Buffer;
+  /** The end of the key range (exclusive); undefined watches `key` alone. */
+  readonly rangeEnd?: Buffer;
+  /** The first revision to report. */
+  readonly startRevision: number;
+  /** How long the stream may take to start, and to answer a progress request, in milliseconds. */
+  readonly requestTimeoutMs: number;
+  /** How long the stream may be idle before a progress request probes it, in milliseconds. */
+  readonly probeIntervalMs: number;
+}
+
+/** Receives what a raw watch stream reports; see {@link openEtcdWatch}. */
+export interface EtcdWatchSink {
+  /** Called with every non-empty batch of changes, in revision order. */
+  changes(changes: RawChange[]): void;
+  /** Called once when the watch cannot continue; nothing is reported afterwards. */
+  error(error: Error): void;
+}
+
+/**
+ * Opens a raw etcd watch stream (not etcd3's reconnecting watcher) and
+ * reports to `sink` until it fails (one `sink.error`: a
+ * {@link StoreCompactedError} when the start revision was compacted, a
+ * {@link StoreUnavailableError} when the stream fails, ends, is cancelled by
+ * etcd, or does not answer a liveness probe in time) or the returned function
+ * stops it (nothing is reported afterwards). Never raises an unhandled error
+ * event.
+ */
+export function openEtcdWatch(client: Etcd3, spec: EtcdWatchSpec, sink: EtcdWatchSink): () => void {
+  const { requestTimeoutMs, probeIntervalMs, startRevision } = spec;
+  const what = spec.key.toString("utf8");
+  let done = false;
+  let stream: IDuplexStream<IWatchRequest, IWatchResponse> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const finish = (error?: Error): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    if (stream !== undefined) closeStream(stream);
+    if (error !== undefined) sink.error(error);
+  };
+  const unavailable = (reason: string, cause?: unknown): StoreUnavailableError =>
+    new StoreUnavailableError(`etcd watch on ${what}: ${reason}`, { cause });
+
+  /** Expects an answer within the request timeout, then probes again after the interval. */
+  const expectAnswer = (reason: string): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => finish(unavailable(reason)), requestTimeoutMs);
+  };
+  const scheduleProbe = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      stream?.write({ progress_request: {} });
+      expectAnswer(`no answer to a progress request within ${requestTimeoutMs} ms`);
+    }, probeIntervalMs);
+  };
+
+  const onResponse = (response: IWatchResponse): void => {
+    if (done) return;
+    scheduleProbe();
+    if (response.compact_revision !== "0" && response.compact_revision !== "") {
+      const oldest = Number(response.compact_revision);
+      finish(
+        new StoreCompactedError(
+          `revision ${startRevision} has been compacted (oldest readable: ${oldest})`,
+          oldest,
+        ),
+      );
+    } else if (response.canceled) {
+      finish(unavailable(`etcd cancelled the watch: ${response.cancel_reason || "no reason"}`));
+    } else if (response.events.length > 0) {
+      sink.changes(response.events.map(toRawChange));
+    }
+  };
+
+  expectAnswer(`not started within ${requestTimeoutMs} ms`);
+  client.watchClient.watch().then(
+    (opened) => {
+      // An 'error' listener first, always: an unhandled 'error' event would crash the process.
+      opened.on("error", (error) => finish(unavailable(error.message, error)));
+      if (done) {
+        closeStream(opened);
+        return;
+      }
+      stream = opened;
+      opened.on("data", onResponse);
+      opened.on("end", () => finish(unavailable("the stream ended")));
+      opened.write({
+        create_request: {
+          key: spec.key,
+          ...(spec.rangeEnd === undefined ? {} : { range_end: spec.rangeEnd }),
+          start_revision: startRevision,
+        },
+      });
+    },
+    (error: unknown) => finish(unavailable(String(error), error)),
+  );
+  return () => finish();
+}
+
 const ZERO = Buffer.from([0]);
 
 /** Returns the end of the key range of every key starting with `keyPrefix`. */
-function prefixEnd(keyPrefix: string): Buffer {
+export function prefixEnd(keyPrefix: string): Buffer {
   const end = Buffer.from(keyPrefix);
   for (let i = end.length - 1; i >= 0; i--) {
     if ((end[i] as number) < 0xff) {
@@ -429,11 +571,11 @@ function toRawChange(event: { type: string; kv: IKeyValue }): RawChange {
 }
 
 /**
- * Closes a watch stream. Ending the request side first keeps etcd3 from
- * treating the cancellation as a host failure (which would reset every client
- * of the connection).
+ * Closes a raw etcd stream (a watch or a lease keep-alive). Ending the
+ * request side first keeps etcd3 from treating the cancellation as a host
+ * failure (which would reset every client of the connection). Never throws.
  */
-function closeStream(stream: IDuplexStream<IWatchRequest, IWatchResponse>): void {
+export function closeStream<Request, Response>(stream: IDuplexStream<Request, Response>): void {
   try {
     stream.end();
     stream.cancel();

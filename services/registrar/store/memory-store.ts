@@ -13,6 +13,7 @@ import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/pr
 import { createSilentLogger, type Logger } from "../logger.js";
 import {
   type ConfigStore,
+  FencedWriteError,
   type ListOptions,
   type ListResult,
   type ProjectionFilter,
@@ -20,6 +21,8 @@ import {
   StoreUnavailableError,
   type StoreWatch,
   type WatchHandler,
+  type WriteFence,
+  type WriteOptions,
 } from "./config-store.js";
 import {
   assertServiceKey,
@@ -66,6 +69,12 @@ export interface MemoryBackend {
   /** Deletes `key` and returns the new revision, or undefined when it did not exist. */
   delete(key: string): number | undefined;
   /**
+   * Returns the revision at which `key` was created (its first put since it
+   * last did not exist, like etcd's `create_revision`), or undefined when it
+   * does not exist now.
+   */
+  createRevisionOf(key: string): number | undefined;
+  /**
    * Compacts history so that `revision` becomes the oldest readable one, like
    * etcd's compact. Throws a RangeError for a future revision; compacting to
    * an already compacted revision does nothing.
@@ -96,6 +105,8 @@ export interface MemoryBackend {
 
 interface Version {
   readonly modRevision: number;
+  /** The revision the key was created at (for a tombstone, the revision of the delete). */
+  readonly createRevision: number;
   /** Undefined for a deletion (a tombstone). */
   readonly value: Uint8Array | undefined;
 }
@@ -171,7 +182,12 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       histories.set(change.key, versions);
       keys.splice(lowerBound(keys, change.key), 0, change.key);
     }
-    versions.push({ modRevision: change.revision, value });
+    const previous = versions[versions.length - 1];
+    const createRevision =
+      previous?.value !== undefined && value !== undefined
+        ? previous.createRevision
+        : change.revision;
+    versions.push({ modRevision: change.revision, createRevision, value });
     log.push(change);
     compact(change.revision - historyLimit + 1);
     for (const listener of listeners) listener(change);
@@ -198,6 +214,11 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       }
       revision++;
       return record({ type: "delete", key, revision }, undefined);
+    },
+    createRevisionOf(key) {
+      const versions = histories.get(key);
+      const last = versions?.[versions.length - 1];
+      return last?.value === undefined ? undefined : last.createRevision;
     },
     compact,
     *entriesAt(at, keyPrefix, startKey, startExclusive) {
@@ -301,6 +322,18 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryConfigStor
     if (closed) throw new StoreUnavailableError("the memory store is closed");
   };
 
+  /** Throws {@link FencedWriteError} unless `fence` is undefined or holds now. */
+  const checkFence = (fence: WriteFence | undefined): void => {
+    if (fence === undefined) return;
+    const current = backend.createRevisionOf(fence.key);
+    if (current !== fence.createRevision) {
+      throw new FencedWriteError(
+        `fenced write refused: ${fence.key} ${current === undefined ? "does not exist" : `was created at revision ${current}`}, not ${fence.createRevision}`,
+        fence,
+      );
+    }
+  };
+
   const compacted = (revision: number): StoreCompactedError =>
     new StoreCompactedError(
       `revision ${revision} has been compacted (oldest readable: ${backend.compactRevision})`,
@@ -390,14 +423,16 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryConfigStor
       checkOpen();
       return backend.revision;
     },
-    put: async (projection: ServiceConfigProjection) => {
+    put: async (projection: ServiceConfigProjection, writeOptions?: WriteOptions) => {
       checkOpen();
       const value = encodeProjection(projection, origin);
+      checkFence(writeOptions?.fence);
       return backend.put(projectionKey(prefix, origin, projection.service), value);
     },
-    delete: async (service: string) => {
+    delete: async (service: string, writeOptions?: WriteOptions) => {
       checkOpen();
       assertServiceKey(service);
+      checkFence(writeOptions?.fence);
       return backend.delete(projectionKey(prefix, origin, service));
     },
     watch,

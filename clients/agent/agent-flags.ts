@@ -1,0 +1,261 @@
+/**
+ * Command-line flags of `aether-agent`, parsed into a validated
+ * configuration. Every problem is reported as a {@link UsageError} whose
+ * message names the flag and says what is expected, the way the registrar's
+ * flags are.
+ */
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { parseDuration } from "../../services/common/duration.js";
+import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
+import { UsageError } from "../../services/registrar/registrar-flags.js";
+
+export { UsageError };
+
+/** Where the agent reads its local (class-2) Gateway API objects from. */
+export type LocalSourceSpec =
+  | {
+      /** A directory of manifests, followed for changes. */
+      readonly kind: "dir";
+      /** The directory. */
+      readonly path: string;
+    }
+  | {
+      /** The Kubernetes API of the agent's own cluster (in-cluster or kubeconfig credentials). */
+      readonly kind: "kubernetes";
+    };
+
+/** How the agent follows its registrar. */
+export type AgentMode = "watch" | "poll";
+
+/** The agent's validated configuration. */
+export interface AgentConfig {
+  /** The base URL of the registrar, for example `http://127.0.0.1:8080`. */
+  readonly registrar: string;
+  /** This agent's cluster; local routes are recorded with it as their origin. */
+  readonly cluster: string;
+  /** The control cluster; undefined means federated (every origin is trusted). */
+  readonly controlCluster: string | undefined;
+  /** The services given with `--deps`, sorted and without duplicates. */
+  readonly dependencies: readonly string[];
+  /** The dependency file given with `--deps-file`, followed for changes. */
+  readonly dependenciesFile: string | undefined;
+  /** The directory of the last-known cache; undefined keeps no cache. */
+  readonly cacheDir: string | undefined;
+  /** The local route source; undefined means no local routes. */
+  readonly localSource: LocalSourceSpec | undefined;
+  /** The kubeconfig of `--local-source kubernetes`; undefined: in-cluster or the default. */
+  readonly kubeconfig: string | undefined;
+  /** The file the route table is written to; undefined writes none. */
+  readonly outFile: string | undefined;
+  /** The address of `/routes`, `/healthz`, `/readyz` and `/metrics`. */
+  readonly listen: { readonly host: string; readonly port: number };
+  /** Push (`watch`, with polling only while the stream is down) or polling only. */
+  readonly mode: AgentMode;
+  /** The polling period, in milliseconds. */
+  readonly pollIntervalMs: number;
+  /** How long a stream may stay silent before it counts as dead, in milliseconds. */
+  readonly keepaliveTimeoutMs: number;
+  /** The first reconnect delay (before jitter), in milliseconds. */
+  readonly backoffInitialMs: number;
+  /** The cap on the reconnect delay (before jitter), in milliseconds. */
+  readonly backoffMaxMs: number;
+  /** The log level. */
+  readonly logLevel: string;
+}
+
+/** The `--help` text. */
+export const AGENT_USAGE = `Usage: aether-agent --registrar URL --cluster NAME --deps ns/svc[,ns/svc] [flags]
+
+Follows the routing config of the services this node's workloads call (its
+dependency set) from a registrar's ConfigService, checks trust and conflicts
+itself, keeps a last-known cache on disk, lets local routes win over
+imported ones, and publishes the merged route table as a file, at GET /routes,
+and to library listeners. Also serves /healthz, /readyz and /metrics.
+
+Flags:
+  --registrar URL           the registrar's ConfigService (required), for example http://127.0.0.1:8080
+  --cluster NAME            this agent's cluster, recorded as the origin of local routes (required)
+  --control-cluster NAME    trust only this origin (default: federated, trust every origin)
+  --deps NS/SVC[,NS/SVC]    services this node calls (repeatable)
+  --deps-file PATH          a file of services (one per line or comma-separated, # comments),
+                            re-read when it changes; a bad entry is reported and ignored
+  --cache-dir DIR           keep the last-known route state in DIR and serve it at start
+  --local-source SOURCE     local class-2 routes: dir:PATH or kubernetes
+  --kubeconfig PATH         kubeconfig of --local-source kubernetes (default: in-cluster
+                            config, else $KUBECONFIG or ~/.kube/config)
+  --out FILE                write the route table to FILE as JSON (replaced atomically on change)
+  --listen HOST:PORT        address of /routes, /healthz, /readyz, /metrics (default 127.0.0.1:8081)
+  --mode watch|poll         stream with polling as fallback, or poll only (default watch)
+  --poll-interval DURATION  polling period (default 10s)
+  --keepalive-timeout DURATION  a stream silent this long is dead (default 45s)
+  --backoff-initial DURATION    first reconnect delay (default 200ms)
+  --backoff-max DURATION    longest reconnect delay (default 30s)
+  --log-level LEVEL         trace, debug, info, warn, error (default info)
+  -h, --help                print this help
+
+At least one of --deps and --deps-file is needed; an empty dependency set
+watches nothing.
+`;
+
+/** The flags `parseArgs` accepts, with their defaults. */
+const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
+  registrar: { type: "string" },
+  cluster: { type: "string" },
+  "control-cluster": { type: "string", default: "" },
+  deps: { type: "string", multiple: true, default: [] },
+  "deps-file": { type: "string" },
+  "cache-dir": { type: "string" },
+  "local-source": { type: "string" },
+  kubeconfig: { type: "string" },
+  out: { type: "string" },
+  listen: { type: "string", default: "127.0.0.1:8081" },
+  mode: { type: "string", default: "watch" },
+  "poll-interval": { type: "string", default: "10s" },
+  "keepalive-timeout": { type: "string", default: "45s" },
+  "backoff-initial": { type: "string", default: "200ms" },
+  "backoff-max": { type: "string", default: "30s" },
+  "log-level": { type: "string", default: "info" },
+  help: { type: "boolean", short: "h" },
+};
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+
+/** Splits `host:port` (IPv6 in brackets); a missing host means every address. */
+function parseHostPort(value: string): { host: string; port: number } {
+  const colon = value.lastIndexOf(":");
+  const rawHost = colon < 0 ? "" : value.slice(0, colon);
+  const rawPort = colon < 0 ? "" : value.slice(colon + 1);
+  const port = /^\d{1,5}$/.test(rawPort) ? Number(rawPort) : -1;
+  const bracketed = rawHost.startsWith("[") && rawHost.endsWith("]");
+  const host = bracketed ? rawHost.slice(1, -1) : rawHost;
+  if (port < 0 || port > 65535 || (!bracketed && host.includes(":")) || /[[\]]/.test(host)) {
+    throw new UsageError(
+      `--listen ${JSON.stringify(value)} is not HOST:PORT (for example 127.0.0.1:8081)`,
+    );
+  }
+  return { host: host === "" ? "0.0.0.0" : host, port };
+}
+
+/** Parses a duration flag, at least `minMs`. */
+function parseDurationFlag(flag: string, text: string, minMs: number): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (error) {
+    throw new UsageError(`--${flag}: ${(error as Error).message}`);
+  }
+  if (ms < minMs) throw new UsageError(`--${flag} must be at least ${minMs}ms`);
+  return ms;
+}
+
+/** Parses `dir:PATH` or `kubernetes`. */
+function parseLocalSource(value: string | undefined): LocalSourceSpec | undefined {
+  if (value === undefined) return undefined;
+  if (value === "kubernetes") return { kind: "kubernetes" };
+  if (value.startsWith("dir:") && value.length > 4) return { kind: "dir", path: value.slice(4) };
+  throw new UsageError(`--local-source ${JSON.stringify(value)} must be dir:PATH or kubernetes`);
+}
+
+/** Checks a cluster-name flag; empty is allowed when `optional`. */
+function clusterFlag(flag: string, value: string | undefined, optional: boolean): string {
+  if (value === undefined || value === "") {
+    if (optional) return "";
+    throw new UsageError(`--${flag} is required`);
+  }
+  const problem = checkClusterName(value);
+  if (problem !== undefined) throw new UsageError(`--${flag}: ${problem}`);
+  return value;
+}
+
+/** Validates the `--deps` values: every entry must be `namespace/name`. */
+function parseDependencyFlags(values: readonly string[]): string[] {
+  const services = new Set<string>();
+  for (const value of values) {
+    for (const entry of value.split(",")) {
+      const service = entry.trim();
+      if (service === "") continue;
+      const problem = checkServiceName(service);
+      if (problem !== undefined) throw new UsageError(`--deps: ${problem}`);
+      services.add(service);
+    }
+  }
+  return [...services].sort();
+}
+
+/**
+ * Parses the agent's arguments (without `node` and the script). Returns
+ * `"help"` when help was asked for; throws {@link UsageError} for anything
+ * missing or malformed.
+ */
+export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], strict: true, options: FLAG_OPTIONS }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help === true) return "help";
+  const registrar = values.registrar as string | undefined;
+  if (registrar === undefined) throw new UsageError("--registrar is required (its base URL)");
+  if (!URL.canParse(registrar) || !/^https?:$/.test(new URL(registrar).protocol)) {
+    throw new UsageError(
+      `--registrar ${JSON.stringify(registrar)} is not an http(s) URL (for example http://127.0.0.1:8080)`,
+    );
+  }
+  const cluster = clusterFlag("cluster", values.cluster as string | undefined, false);
+  const controlCluster = clusterFlag("control-cluster", values["control-cluster"] as string, true);
+  const dependencies = parseDependencyFlags(values.deps as string[]);
+  const dependenciesFile = values["deps-file"] as string | undefined;
+  if (dependenciesFile === "") throw new UsageError("--deps-file needs a path");
+  if (dependencies.length === 0 && dependenciesFile === undefined) {
+    throw new UsageError("give the dependency set with --deps NS/SVC[,NS/SVC] and/or --deps-file");
+  }
+  const mode = values.mode as string;
+  if (mode !== "watch" && mode !== "poll") {
+    throw new UsageError(`--mode ${JSON.stringify(mode)} must be watch or poll`);
+  }
+  const logLevel = values["log-level"] as string;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new UsageError(
+      `--log-level ${JSON.stringify(logLevel)} must be trace, debug, info, warn or error`,
+    );
+  }
+  const backoffInitialMs = parseDurationFlag(
+    "backoff-initial",
+    values["backoff-initial"] as string,
+    1,
+  );
+  const backoffMaxMs = parseDurationFlag("backoff-max", values["backoff-max"] as string, 1);
+  if (backoffMaxMs < backoffInitialMs) {
+    throw new UsageError("--backoff-max must be at least --backoff-initial");
+  }
+  const localSource = parseLocalSource(values["local-source"] as string | undefined);
+  const kubeconfig = values.kubeconfig as string | undefined;
+  if (kubeconfig !== undefined && localSource?.kind !== "kubernetes") {
+    throw new UsageError("--kubeconfig is only used with --local-source kubernetes");
+  }
+  const emptyToUndefined = (value: unknown) =>
+    value === undefined || value === "" ? undefined : (value as string);
+  return {
+    registrar: registrar.replace(/\/+$/, ""),
+    cluster,
+    controlCluster: controlCluster === "" ? undefined : controlCluster,
+    dependencies,
+    dependenciesFile,
+    cacheDir: emptyToUndefined(values["cache-dir"]),
+    localSource,
+    kubeconfig,
+    outFile: emptyToUndefined(values.out),
+    listen: parseHostPort(values.listen as string),
+    mode,
+    pollIntervalMs: parseDurationFlag("poll-interval", values["poll-interval"] as string, 10),
+    keepaliveTimeoutMs: parseDurationFlag(
+      "keepalive-timeout",
+      values["keepalive-timeout"] as string,
+      100,
+    ),
+    backoffInitialMs,
+    backoffMaxMs,
+    logLevel,
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The agent's local HTTP endpoint, for its data plane and for operators:
+ * `GET /routes` (the merged route table as JSON, with an ETag so pollers can
+ * ask "has it changed?" cheaply), `/healthz`, `/readyz` and `/metrics`.
+ * Plain HTTP/1.1 on one port; read-only.
+ */
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Registry } from "prom-client";
+import { createSilentLogger, type Logger } from "../../services/registrar/logger.js";
+
+/** What `/readyz` reports. */
+export interface AgentReadiness {
+  /** True once the agent serves a route table (from its cache or its registrar). */
+  readonly ready: boolean;
+  /** Why it is not ready. */
+  readonly reason?: string;
+}
+
+/** Options of {@link createAgentHttpServer}. */
+export interface AgentHttpServerOptions {
+  /** The route table as the JSON text to serve, or undefined while there is none. */
+  readonly routes: () => string | undefined;
+  /** The readiness `/readyz` reports. */
+  readonly readiness: () => AgentReadiness;
+  /** The registry `/metrics` serves. */
+  readonly metricsRegistry: Registry;
+  /** Logger; requests are logged at debug level. Silent by default. */
+  readonly logger?: Logger;
+}
+
+/** The bound address of the endpoint. */
+export interface AgentHttpAddress {
+  /** The bound host. */
+  readonly host: string;
+  /** The bound port (the real one when 0 was asked for). */
+  readonly port: number;
+  /** The base URL, for example `http://127.0.0.1:8081`. */
+  readonly url: string;
+}
+
+/** The endpoint; see {@link createAgentHttpServer}. */
+export interface AgentHttpServer {
+  /** Binds `host:port` (0 picks a free port) and serves. */
+  listen(host: string, port: number): Promise<AgentHttpAddress>;
+  /** Stops serving and closes every connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+function send(
+  response: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, {
+    "content-type": type,
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+    ...headers,
+  });
+  response.end(response.req.method === "HEAD" ? undefined : body);
+}
+
+const TEXT = "text/plain; charset=utf-8";
+
+/** Creates the endpoint; nothing is bound until `listen`. */
+export function createAgentHttpServer(options: AgentHttpServerOptions): AgentHttpServer {
+  const logger = options.logger ?? createSilentLogger();
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const path = (request.url ?? "/").split("?")[0];
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      send(response, 405, TEXT, "only GET and HEAD are served\n", { allow: "GET, HEAD" });
+      return;
+    }
+    switch (path) {
+      case "/healthz":
+        send(response, 200, TEXT, "ok\n");
+        return;
+      case "/readyz": {
+        const readiness = options.readiness();
+        if (readiness.ready) send(response, 200, TEXT, "ready\n");
+        else send(response, 503, TEXT, `${readiness.reason ?? "not ready"}\n`);
+        return;
+      }
+      case "/metrics": {
+        const body = await options.metricsRegistry.metrics();
+        send(response, 200, options.metricsRegistry.contentType, body);
+        return;
+      }
+      case "/routes": {
+        const body = options.routes();
+        if (body === undefined) {
+          send(
+            response,
+            503,
+            TEXT,
+            "no route table yet (no cache, and no answer from the registrar)\n",
+          );
+          return;
+        }
+        const etag = `"${createHash("sha256").update(body).digest("hex").slice(0, 32)}"`;
+        if (request.headers["if-none-match"] === etag) {
+          response.writeHead(304, { etag, "cache-control": "no-store" });
+          response.end();
+          return;
+        }
+        send(response, 200, "application/json", body, { etag });
+        return;
+      }
+      default:
+        send(response, 404, TEXT, `no such endpoint: ${path}\n`);
+    }
+  };
+
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      logger.error({ err: error, url: request.url }, "request failed");
+      if (!response.headersSent) send(response, 500, TEXT, "internal error\n");
+      else response.destroy();
+    });
+    response.once("finish", () =>
+      logger.debug(
+        { method: request.method, url: request.url, status: response.statusCode },
+        "request",
+      ),
+    );
+  });
+  let closing: Promise<void> | undefined;
+
+  return {
+    async listen(host, port) {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen({ host, port }, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+      const bound = server.address() as AddressInfo;
+      const shown = bound.address.includes(":") ? `[${bound.address}]` : bound.address;
+      return { host: bound.address, port: bound.port, url: `http://${shown}:${bound.port}` };
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        if (!server.listening) {
+          resolve();
+          return;
+        }
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

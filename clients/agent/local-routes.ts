@@ -1,0 +1,129 @@
+/**
+ * The agent's local (class-2) routes: the cluster's own HTTPRoutes and
+ * GRPCRoutes for the services its workloads call, read from an object
+ * source (a directory of manifests or the Kubernetes API) and projected with
+ * the SAME projector the hub's export controller uses, with `exportAll`
+ * (local routes need no ServiceExport). They never travel; the route table
+ * lets them win over imported config for their services.
+ */
+import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import type { KubeObject } from "../../services/common/kube-object.js";
+import { projectServices, type RouteRejection } from "../../services/common/projector.js";
+import type { ObjectSource } from "../../services/registrar/export/object-source.js";
+import { createSilentLogger, type Logger } from "../../services/registrar/logger.js";
+
+/** Projected local routes. */
+export interface LocalProjection {
+  /** One projection per service that has at least one local route, by service. */
+  readonly projections: ReadonlyMap<string, ServiceConfigProjection>;
+  /** The local routes the projector rejected. */
+  readonly rejections: readonly RouteRejection[];
+}
+
+/**
+ * Projects local objects: every Service a route attaches to is in scope
+ * (`exportAll`); services whose projection has no routes are left out (a
+ * ServiceExport alone is not local routing config). Pure.
+ */
+export function projectLocalRoutes(objects: readonly KubeObject[]): LocalProjection {
+  const output = projectServices(objects, { exportAll: true });
+  const projections = new Map<string, ServiceConfigProjection>();
+  for (const projection of output.projections) {
+    if (projection.routes.length > 0) projections.set(projection.service, projection);
+  }
+  return { projections, rejections: output.rejections };
+}
+
+/** Options of {@link createLocalRoutes}. */
+export interface LocalRoutesOptions {
+  /** Where the local objects come from; started and stopped by the local routes. */
+  readonly source: ObjectSource;
+  /** Logger; silent by default. */
+  readonly logger?: Logger;
+}
+
+/** Local routes following their source. */
+export interface LocalRoutes extends LocalProjection {
+  /** The source's name, for logs. */
+  readonly name: string;
+  /** True once the source's first snapshot was projected. */
+  readonly synced: boolean;
+  /** Why the source could not be read at all, if it failed. */
+  readonly failure: Error | undefined;
+  /**
+   * Starts the source; resolves once its first snapshot was projected, or
+   * once it failed (see {@link LocalRoutes.failure}). Never rejects.
+   */
+  start(): Promise<void>;
+  /** Stops the source. */
+  stop(): Promise<void>;
+  /** Registers a listener called after every re-projection; returns its remover. */
+  onChange(listener: () => void): () => void;
+}
+
+function describeRejection(r: RouteRejection): string {
+  return `${r.route.kind} ${r.route.namespace}/${r.route.name}: ${r.reason}: ${r.message}`;
+}
+
+/** Creates local routes over a source; nothing is read until `start()`. */
+export function createLocalRoutes(options: LocalRoutesOptions): LocalRoutes {
+  const { source } = options;
+  const logger = (options.logger ?? createSilentLogger()).child({ localSource: source.name });
+  const listeners = new Set<() => void>();
+  let current: LocalProjection = { projections: new Map(), rejections: [] };
+  let synced = false;
+  let failure: Error | undefined;
+  let unsubscribe: (() => void) | undefined;
+
+  const reproject = () => {
+    const previous = new Set(current.rejections.map(describeRejection));
+    current = projectLocalRoutes(source.snapshot());
+    for (const rejection of current.rejections) {
+      const text = describeRejection(rejection);
+      if (!previous.has(text))
+        logger.warn({ reason: rejection.reason }, `local route rejected: ${text}`);
+    }
+    synced = true;
+    for (const listener of [...listeners]) listener();
+  };
+
+  return {
+    name: source.name,
+    get projections() {
+      return current.projections;
+    },
+    get rejections() {
+      return current.rejections;
+    },
+    get synced() {
+      return synced;
+    },
+    get failure() {
+      return failure;
+    },
+    async start() {
+      if (unsubscribe !== undefined) return;
+      unsubscribe = source.onChange(() => {
+        if (synced) reproject();
+      });
+      source.start();
+      try {
+        await source.whenSynced();
+        reproject();
+        logger.info({ services: current.projections.size }, "local routes read");
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        logger.error({ err: failure }, "cannot read the local routes; keeping the cached ones");
+      }
+    },
+    async stop() {
+      unsubscribe?.();
+      listeners.clear();
+      await source.stop();
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * `aether-agent`: parses flags, starts the agent, and stops it cleanly on
+ * SIGTERM or SIGINT (exit 0). Everything else is in `agent.ts`.
+ */
+import { createDirSource } from "../../services/registrar/export/dir-source.js";
+import { createKubernetesSource } from "../../services/registrar/export/kubernetes-source.js";
+import type { ObjectSource } from "../../services/registrar/export/object-source.js";
+import { createLogger, type Logger } from "../../services/registrar/logger.js";
+import { createAgent } from "./agent.js";
+import { AGENT_USAGE, type AgentConfig, parseAgentFlags, UsageError } from "./agent-flags.js";
+
+/** Creates the local route source the flags name, or undefined. */
+function createLocalSource(config: AgentConfig, logger: Logger): ObjectSource | undefined {
+  const spec = config.localSource;
+  if (spec === undefined) return undefined;
+  const sourceLogger = logger.child({ part: "local-source" });
+  if (spec.kind === "dir") return createDirSource({ path: spec.path, logger: sourceLogger });
+  return createKubernetesSource({
+    ...(config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig }),
+    logger: sourceLogger,
+  });
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseAgentFlags>;
+  try {
+    parsed = parseAgentFlags(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`aether-agent: ${error.message}\n\n${AGENT_USAGE}`);
+      return 2;
+    }
+    throw error;
+  }
+  if (parsed === "help") {
+    process.stdout.write(AGENT_USAGE);
+    return 0;
+  }
+  const config = parsed;
+  const logger = createLogger({
+    level: config.logLevel,
+    base: { component: "agent", cluster: config.cluster },
+  });
+  process.on("uncaughtException", (error) => {
+    logger.fatal({ err: error }, "uncaught exception");
+    process.exit(1);
+  });
+  process.on("unhandledRejection", (reason) => {
+    logger.error({ err: reason }, "unhandled rejection (ignored)");
+  });
+  const agent = createAgent({
+    ...config,
+    localSource: createLocalSource(config, logger),
+    logger,
+    processMetrics: true,
+  });
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
+  try {
+    await agent.start();
+  } catch (error) {
+    logger.error({ err: error }, "cannot start; stopping");
+    await agent.stop();
+    return 1;
+  }
+  const signal = await signalled;
+  logger.info({ signal }, "stopping");
+  await agent.stop();
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `aether-agent: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,86 @@
+/**
+ * The export controller's Prometheus metrics (names mirror the OpenTelemetry
+ * names `aether.config.export.*`), registered in the registrar's registry.
+ */
+import { Counter, Gauge, type Registry } from "prom-client";
+
+/** What the export controller reports as it works. */
+export interface ExportMetrics {
+  /** Sets whether this registrar currently holds the export leadership. */
+  setLeader(leader: boolean): void;
+  /** Sets how many projections this registrar exported in its last successful reconcile. */
+  setServices(count: number): void;
+  /** Counts one store write of the given kind. */
+  countWrite(op: "put" | "delete"): void;
+  /** Counts one failed reconcile (store down, fenced write, unexpected error). */
+  countError(): void;
+  /** Counts one newly seen route rejection, by the projector's reason. */
+  countRejection(reason: string): void;
+  /** Sets the time of the last successful reconcile, in seconds since the Unix epoch. */
+  setLastSuccess(epochSeconds: number): void;
+}
+
+/** Creates metrics that record nothing (the default of a controller without a registry). */
+export function createNoopExportMetrics(): ExportMetrics {
+  return {
+    setLeader() {},
+    setServices() {},
+    countWrite() {},
+    countError() {},
+    countRejection() {},
+    setLastSuccess() {},
+  };
+}
+
+/**
+ * Registers the export metrics in `registry` and returns the handle that
+ * updates them: `aether_config_export_services`,
+ * `aether_config_export_writes_total{op}`, `aether_config_export_errors_total`,
+ * `aether_config_export_rejections_total{reason}`,
+ * `aether_config_export_leader` and
+ * `aether_config_export_last_success_timestamp_seconds`.
+ */
+export function createExportMetrics(registry: Registry): ExportMetrics {
+  const services = new Gauge({
+    name: "aether_config_export_services",
+    help: "Projections this registrar exported in its last successful reconcile (0 when not exporting).",
+    registers: [registry],
+  });
+  const writes = new Counter({
+    name: "aether_config_export_writes_total",
+    help: "Store writes of the export controller, by operation (put or delete).",
+    labelNames: ["op"],
+    registers: [registry],
+  });
+  for (const op of ["put", "delete"]) writes.inc({ op }, 0);
+  const errors = new Counter({
+    name: "aether_config_export_errors_total",
+    help: "Failed export reconciles (store unavailable, fenced write, unexpected error).",
+    registers: [registry],
+  });
+  const rejections = new Counter({
+    name: "aether_config_export_rejections_total",
+    help: "Routes the projector rejected, by reason (each rejection counted once when first seen).",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  const leader = new Gauge({
+    name: "aether_config_export_leader",
+    help: "1 while this registrar holds the export leadership of its cluster, 0 otherwise.",
+    registers: [registry],
+  });
+  leader.set(0);
+  const lastSuccess = new Gauge({
+    name: "aether_config_export_last_success_timestamp_seconds",
+    help: "When the export controller last reconciled the store successfully (Unix seconds).",
+    registers: [registry],
+  });
+  return {
+    setLeader: (value) => leader.set(value ? 1 : 0),
+    setServices: (count) => services.set(count),
+    countWrite: (op) => writes.inc({ op }),
+    countError: () => errors.inc(),
+    countRejection: (reason) => rejections.inc({ reason }),
+    setLastSuccess: (seconds) => lastSuccess.set(seconds),
+  };
+}

@@ -1,0 +1,490 @@
+/**
+ * The config follower's state machine against a fake ConfigService client:
+ * snapshots applied only when complete, resume, rejections, garbage,
+ * keep-alive timeouts, the poll fallback, dependency-set changes and poll mode.
+ */
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type ConfigFollower,
+  type ConfigFollowerOptions,
+  createConfigFollower,
+  createReconnectBackoff,
+  type FollowerClient,
+  type FollowerUpdate,
+} from "../../clients/agent/config-follower.js";
+import type { ReceivedRejection } from "../../clients/agent/received-projection.js";
+import {
+  ConfigView,
+  type ListAllConfigRequest,
+  type ListAllConfigResponse,
+  ListAllConfigResponseSchema,
+  type WatchConfigRequest,
+  type WatchConfigResponse,
+  WatchConfigResponseSchema,
+  WatchEventType,
+} from "../../gen/aether/registry/v1/config_service_pb.js";
+import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import { createImportPolicy } from "../../services/common/import-policy.js";
+import { makeProjection, versionAt } from "../support/projections.js";
+import { waitFor } from "../support/wait.js";
+
+/** One WatchConfig call of the fake client, driven by the test. */
+interface FakeStream {
+  readonly request: WatchConfigRequest;
+  readonly cancelled: boolean;
+  push(...events: WatchConfigResponse[]): void;
+  fail(error: Error): void;
+  end(): void;
+}
+
+interface FakeClient {
+  readonly client: FollowerClient;
+  readonly streams: FakeStream[];
+  readonly lists: ListAllConfigRequest[];
+  /** Answers ListAllConfig; the default fails with Unavailable. */
+  onList: (request: ListAllConfigRequest) => ListAllConfigResponse;
+}
+
+function createFakeClient(): FakeClient {
+  const fake: FakeClient = {
+    streams: [],
+    lists: [],
+    onList: () => {
+      throw new ConnectError("registrar down", Code.Unavailable);
+    },
+    client: undefined as unknown as FollowerClient,
+  };
+  const watchConfig = (request: WatchConfigRequest, options?: { signal?: AbortSignal }) => {
+    const queue: WatchConfigResponse[] = [];
+    let failure: Error | undefined;
+    let ended = false;
+    let cancelled = false;
+    let wake: (() => void) | undefined;
+    const notify = () => wake?.();
+    const stream: FakeStream = {
+      request,
+      get cancelled() {
+        return cancelled;
+      },
+      push: (...events) => {
+        queue.push(...events);
+        notify();
+      },
+      fail: (error) => {
+        failure = error;
+        notify();
+      },
+      end: () => {
+        ended = true;
+        notify();
+      },
+    };
+    fake.streams.push(stream);
+    const signal = options?.signal;
+    signal?.addEventListener("abort", () => {
+      cancelled = true;
+      notify();
+    });
+    return (async function* () {
+      for (;;) {
+        const next = queue.shift();
+        if (next !== undefined) {
+          yield next;
+          continue;
+        }
+        if (cancelled) throw new ConnectError("cancelled", Code.Canceled);
+        if (failure !== undefined) throw failure;
+        if (ended) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+      }
+    })();
+  };
+  const listAllConfig = async (
+    request: ListAllConfigRequest,
+    options?: { signal?: AbortSignal },
+  ) => {
+    fake.lists.push(request);
+    if (options?.signal?.aborted) throw new ConnectError("cancelled", Code.Canceled);
+    return fake.onList(request);
+  };
+  (fake as { client: unknown }).client = { watchConfig, listAllConfig };
+  return fake;
+}
+
+const projection = (service: string, origin: string, n: number): ServiceConfigProjection =>
+  makeProjection(service, { origin, version: versionAt(n) });
+
+const event = (
+  type: WatchEventType,
+  fields: {
+    service?: string;
+    origin?: string;
+    version?: number;
+    revision: number;
+    resumed?: boolean;
+  },
+): WatchConfigResponse =>
+  create(WatchConfigResponseSchema, {
+    type,
+    service: fields.service ?? "",
+    originCluster: fields.origin ?? "",
+    revision: BigInt(fields.revision),
+    resumed: fields.resumed ?? false,
+    projection:
+      fields.service !== undefined && fields.version !== undefined
+        ? projection(fields.service, fields.origin ?? "", fields.version)
+        : undefined,
+  });
+
+const snapshot = (service: string, origin: string, version: number, revision: number) =>
+  event(WatchEventType.SNAPSHOT, { service, origin, version, revision });
+const upsert = (service: string, origin: string, version: number, revision: number) =>
+  event(WatchEventType.UPSERT, { service, origin, version, revision });
+const remove = (service: string, origin: string, revision: number) =>
+  event(WatchEventType.DELETE, { service, origin, revision });
+const synced = (revision: number, resumed = false) =>
+  event(WatchEventType.SYNCED, { revision, resumed });
+const keepalive = (revision: number) => event(WatchEventType.KEEPALIVE, { revision });
+
+interface Harness {
+  readonly fake: FakeClient;
+  readonly follower: ConfigFollower;
+  readonly updates: FollowerUpdate[];
+  readonly rejections: ReceivedRejection[];
+  readonly modes: string[];
+  readonly errors: { operation: string; error: Error }[];
+  /** The messages of the stream errors reported. */
+  streamErrors(): string[];
+  readonly events: string[];
+  dead: number;
+  /** `origin/service@version` of every candidate in the current state, sorted. */
+  held(): string[];
+  /** Waits until the fake has received its `n`-th WatchConfig call and returns it. */
+  stream(n: number): Promise<FakeStream>;
+}
+
+const followers: ConfigFollower[] = [];
+afterEach(async () => {
+  await Promise.all(followers.splice(0).map((f) => f.stop()));
+});
+
+function startFollower(
+  options: Partial<ConfigFollowerOptions> = {},
+  onList?: FakeClient["onList"],
+): Harness {
+  const fake = createFakeClient();
+  if (onList !== undefined) fake.onList = onList;
+  const harness: Harness = {
+    fake,
+    follower: undefined as unknown as ConfigFollower,
+    updates: [],
+    rejections: [],
+    modes: [],
+    errors: [],
+    events: [],
+    dead: 0,
+    streamErrors() {
+      return this.errors.filter((e) => e.operation === "watch").map((e) => e.error.message);
+    },
+    held() {
+      const state = this.follower.state;
+      if (state === undefined) return [];
+      return [...state.candidates.values()]
+        .map((c) => `${c.origin}/${c.service}@${c.projection.version.slice(-4, -1)}`)
+        .sort();
+    },
+    async stream(n) {
+      await waitFor(() => fake.streams.length >= n, 5_000, `WatchConfig call #${n}`);
+      return fake.streams[n - 1] as FakeStream;
+    },
+  };
+  const follower = createConfigFollower({
+    client: fake.client,
+    policy: createImportPolicy(),
+    services: ["shop/a", "shop/b"],
+    pollIntervalMs: 10_000,
+    keepaliveTimeoutMs: 10_000,
+    backoff: createReconnectBackoff({ initialMs: 1, maxMs: 4 }),
+    observer: {
+      onUpdate: (u) => harness.updates.push(u),
+      onRejection: (r) => harness.rejections.push(r),
+      onModeChange: (m) => harness.modes.push(m),
+      onError: (operation, error) => harness.errors.push({ operation, error }),
+      onStreamEvent: (type) => harness.events.push(type),
+      onDeadConnection: () => {
+        harness.dead++;
+      },
+    },
+    ...options,
+  });
+  (harness as { follower: ConfigFollower }).follower = follower;
+  followers.push(follower);
+  follower.start();
+  return harness;
+}
+
+const unavailable = () => new ConnectError("store down", Code.Unavailable);
+
+describe("config follower: the stream", () => {
+  it("asks for exactly the dependency set, ALL_ORIGINS, and applies a snapshot only when SYNCED completes it", async () => {
+    const h = startFollower();
+    const first = await h.stream(1);
+    expect(first.request.services).toEqual(["shop/a", "shop/b"]);
+    expect(first.request.view).toBe(ConfigView.ALL_ORIGINS);
+    expect(first.request.resumeRevision).toBe(0n);
+    first.push(snapshot("shop/a", "hub", 1, 5));
+    await waitFor(() => h.events.length === 1);
+    first.fail(unavailable()); // the stream dies in the middle of the snapshot
+    const second = await h.stream(2);
+    expect(h.follower.state).toBeUndefined(); // the partial snapshot was never applied
+    expect(second.request.resumeRevision).toBe(0n);
+    second.push(snapshot("shop/a", "hub", 1, 5), snapshot("shop/b", "hub", 2, 5), synced(5));
+    await waitFor(() => h.updates.length === 1);
+    expect(h.held()).toEqual(["hub/shop/a@001", "hub/shop/b@002"]);
+    expect(h.updates[0]).toMatchObject({ via: "synced", first: true });
+    expect(h.follower.state?.revision).toBe(5n);
+  });
+
+  it("resumes from the last revision applied: a replay keeps the state, a fresh snapshot replaces it", async () => {
+    const h = startFollower();
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), snapshot("shop/b", "hub", 1, 5), synced(5));
+    s1.push(upsert("shop/a", "hub", 2, 6));
+    await waitFor(() => h.updates.length === 2);
+    expect(h.updates[1]).toMatchObject({ via: "change" });
+    expect(h.updates[1]?.fresh.map((c) => c.service)).toEqual(["shop/a"]);
+    s1.fail(unavailable());
+
+    const s2 = await h.stream(2);
+    expect(s2.request.resumeRevision).toBe(6n);
+    s2.push(upsert("shop/b", "hub", 3, 7), synced(7, true));
+    await waitFor(() => h.updates.length === 3);
+    expect(h.held()).toEqual(["hub/shop/a@002", "hub/shop/b@003"]);
+    s2.fail(unavailable());
+
+    const s3 = await h.stream(3);
+    expect(s3.request.resumeRevision).toBe(7n);
+    s3.push(snapshot("shop/b", "hub", 3, 9), synced(9, false)); // shop/a was deleted meanwhile
+    await waitFor(() => h.updates.length === 4);
+    expect(h.held()).toEqual(["hub/shop/b@003"]);
+  });
+
+  it("applies DELETE, and a KEEPALIVE advances the resume point", async () => {
+    const h = startFollower();
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), snapshot("shop/b", "hub", 1, 5), synced(5));
+    s1.push(remove("shop/b", "hub", 6), keepalive(11));
+    await waitFor(() => h.events.includes("keepalive"));
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+    s1.fail(unavailable());
+    expect((await h.stream(2)).request.resumeRevision).toBe(11n);
+  });
+
+  it("rejects and never applies: an untrusted origin, a bad version over a good one, a service it did not ask for", async () => {
+    const h = startFollower({ policy: createImportPolicy({ controlCluster: "hub" }) });
+    const s1 = await h.stream(1);
+    s1.push(
+      snapshot("shop/a", "hub", 1, 5),
+      snapshot("shop/a", "rogue", 9, 5), // newer, but not trusted
+      snapshot("shop/z", "hub", 1, 5), // never asked for
+      synced(5),
+    );
+    await waitFor(() => h.updates.length === 1);
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+    expect(h.rejections.map((r) => `${r.reason}:${r.origin}/${r.service}`)).toEqual([
+      "untrusted_origin:rogue/shop/a",
+      "not_requested:hub/shop/z",
+    ]);
+
+    // A bad version replacing a good projection: rejected, and the good one stays.
+    const bad = upsert("shop/a", "hub", 3, 6);
+    (bad.projection as ServiceConfigProjection).version = "yesterday";
+    s1.push(bad, remove("shop/z", "hub", 7), upsert("shop/b", "hub", 4, 8));
+    await waitFor(() => h.updates.length === 2);
+    expect(h.held()).toEqual(["hub/shop/a@001", "hub/shop/b@004"]);
+    expect(h.rejections.map((r) => r.reason)).toEqual([
+      "untrusted_origin",
+      "not_requested",
+      "invalid_version",
+      "not_requested",
+    ]);
+
+    // A fresh snapshot that repeats the same rejected projections does not count them again,
+    // and a projection whose event and body disagree on the origin is malformed.
+    s1.fail(unavailable());
+    const s2 = await h.stream(2);
+    const forged = snapshot("shop/b", "hub", 4, 9);
+    (forged.projection as ServiceConfigProjection).originCluster = "rogue";
+    s2.push(snapshot("shop/a", "hub", 1, 9), snapshot("shop/a", "rogue", 9, 9), forged, synced(9));
+    await waitFor(() => h.updates.length === 3);
+    expect(h.rejections.map((r) => r.reason).slice(4)).toEqual(["malformed_event"]);
+    expect(h.held()).toEqual(["hub/shop/a@001", "hub/shop/b@004"]); // shop/b kept: not applied
+  });
+
+  it("treats protocol garbage as a failed stream and keeps its state", async () => {
+    const h = startFollower();
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), synced(5), snapshot("shop/b", "hub", 1, 6));
+    const s2 = await h.stream(2);
+    expect(h.streamErrors()[0]).toMatch(/SNAPSHOT event after SYNCED/);
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+    expect(s1.cancelled).toBe(true);
+
+    // A registrar claiming to resume a stream the agent asked to start afresh.
+    h.follower.setServices(["shop/a", "shop/c"]);
+    const s3 = await h.stream(3);
+    expect(s2.cancelled).toBe(true);
+    expect(s3.request.resumeRevision).toBe(0n);
+    s3.push(upsert("shop/c", "hub", 1, 7), synced(7, true));
+    await waitFor(() => h.streamErrors().length === 2);
+    expect(h.streamErrors()[1]).toMatch(/resumed, but the agent asked for a snapshot/);
+    expect(h.follower.state?.services).toEqual(["shop/a", "shop/b"]);
+    // Revisions going backwards are garbage too.
+    const s4 = await h.stream(4);
+    s4.push(snapshot("shop/c", "hub", 1, 8), synced(8), upsert("shop/c", "hub", 2, 3));
+    await waitFor(() => h.streamErrors().length === 3);
+    expect(h.streamErrors()[2]).toMatch(/revision 3 after revision 8/);
+    expect(h.held()).toEqual(["hub/shop/c@001"]);
+  });
+
+  it("abandons a silent stream after the keep-alive timeout, reports the connection dead, and polls meanwhile", async () => {
+    const h = startFollower({ keepaliveTimeoutMs: 60 });
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), synced(5));
+    // Keep-alives keep it alive well past the timeout...
+    for (let i = 0; i < 8; i++) {
+      s1.push(keepalive(5));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(h.fake.streams).toHaveLength(1);
+    // ...silence kills it.
+    const s2 = await h.stream(2);
+    expect(s1.cancelled).toBe(true);
+    expect(h.dead).toBeGreaterThanOrEqual(1);
+    expect(h.streamErrors()[0]).toMatch(/keep-alive timeout/);
+    await waitFor(() => h.follower.mode === "poll");
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+    s2.push(synced(5, true));
+    await waitFor(() => h.follower.mode === "watch");
+    expect(h.modes).toEqual(["poll", "watch"]);
+  });
+});
+
+describe("config follower: polling", () => {
+  const page = (projections: ServiceConfigProjection[], revision: number, next = "") =>
+    create(ListAllConfigResponseSchema, {
+      projections,
+      revision: BigInt(revision),
+      nextPageToken: next,
+    });
+
+  it("falls back to ListAllConfig while the stream is down, and goes back to the stream after a good poll", async () => {
+    const h = startFollower({
+      pollIntervalMs: 20,
+      backoff: createReconnectBackoff({ initialMs: 60_000, maxMs: 60_000 }),
+    });
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), synced(5));
+    await waitFor(() => h.updates.length === 1);
+    s1.fail(unavailable());
+    await waitFor(() => h.follower.mode === "poll");
+    await waitFor(() => h.fake.lists.length >= 2, 5_000, "failing polls");
+    expect(h.held()).toEqual(["hub/shop/a@001"]); // failed polls change nothing
+    h.fake.onList = (request) => {
+      expect(request.view).toBe(ConfigView.ALL_ORIGINS);
+      expect(request.services).toEqual(["shop/a", "shop/b"]);
+      return request.pageToken === ""
+        ? page([projection("shop/a", "hub", 2)], 12, "next")
+        : page([projection("shop/b", "east", 3)], 12);
+    };
+    // The backoff is a minute long: only the good poll can bring the stream back this soon.
+    const s2 = await h.stream(2);
+    expect(h.held()).toEqual(["east/shop/b@003", "hub/shop/a@002"]);
+    expect(h.updates.at(-1)?.via).toBe("poll");
+    expect(s2.request.resumeRevision).toBe(12n);
+    s2.push(synced(12, true));
+    await waitFor(() => h.follower.mode === "watch");
+    const polls = h.fake.lists.length;
+    await new Promise((resolve) => setTimeout(resolve, 100)); // five poll intervals
+    expect(h.fake.lists.length).toBe(polls); // polling stopped
+  });
+
+  it("in poll mode only polls, every page at one revision, and lists again when a page token was compacted", async () => {
+    let calls = 0;
+    const h = startFollower({ mode: "poll", pollIntervalMs: 30 }, (request) => {
+      calls++;
+      if (calls === 2) throw new ConnectError("compacted", Code.OutOfRange);
+      return request.pageToken === ""
+        ? page([projection("shop/a", "hub", 1)], 4, "p2")
+        : page([projection("shop/b", "hub", 1)], 4);
+    });
+    await waitFor(() => h.updates.length >= 1);
+    expect(h.held()).toEqual(["hub/shop/a@001", "hub/shop/b@001"]);
+    expect(h.fake.streams).toHaveLength(0);
+    expect(h.follower.mode).toBe("poll");
+    expect(h.fake.lists.slice(0, 4).map((r) => r.pageToken)).toEqual(["", "p2", "", "p2"]);
+  });
+});
+
+describe("config follower: the dependency set", () => {
+  it("re-subscribes with a fresh snapshot when the set changes, serving the old state meanwhile", async () => {
+    const h = startFollower({ services: ["shop/a"] });
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), synced(5));
+    await waitFor(() => h.updates.length === 1);
+    h.follower.setServices(["shop/b", "shop/a", "shop/a"]);
+    const s2 = await h.stream(2);
+    expect(s1.cancelled).toBe(true);
+    expect(s2.request.services).toEqual(["shop/a", "shop/b"]);
+    expect(s2.request.resumeRevision).toBe(0n);
+    expect(h.follower.state?.services).toEqual(["shop/a"]);
+    s2.push(snapshot("shop/a", "hub", 1, 7), snapshot("shop/b", "hub", 1, 7), synced(7));
+    await waitFor(() => h.updates.length === 2);
+    expect(h.follower.state?.services).toEqual(["shop/a", "shop/b"]);
+    expect(h.updates[1]?.fresh.map((c) => c.service)).toEqual(["shop/b"]);
+    h.follower.setServices(["shop/b", "shop/a"]); // the same set: nothing happens
+    expect(h.fake.streams).toHaveLength(2);
+  });
+
+  it("watches nothing for an empty set, and starts when the set gets a service", async () => {
+    const h = startFollower({ services: [] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(h.fake.streams).toHaveLength(0);
+    expect(h.fake.lists).toHaveLength(0);
+    h.follower.setServices(["shop/a"]);
+    expect((await h.stream(1)).request.services).toEqual(["shop/a"]);
+  });
+
+  it("starts from a cached state: resumes from its revision when the set is the same", async () => {
+    const cached = projection("shop/a", "hub", 1);
+    const h = startFollower({
+      services: ["shop/a"],
+      initial: {
+        services: ["shop/a"],
+        revision: 40n,
+        candidates: new Map([
+          ["hub\u0000shop/a", { origin: "hub", service: "shop/a", projection: cached }],
+        ]),
+      },
+    });
+    const s1 = await h.stream(1);
+    expect(s1.request.resumeRevision).toBe(40n);
+    s1.push(synced(41, true));
+    await waitFor(() => h.updates.length === 1);
+    expect(h.updates[0]).toMatchObject({ first: false, fresh: [] });
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+  });
+
+  it("stops: the stream is cancelled and no call follows", async () => {
+    const h = startFollower();
+    const s1 = await h.stream(1);
+    await h.follower.stop();
+    expect(s1.cancelled).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.fake.streams).toHaveLength(1);
+  });
+});
