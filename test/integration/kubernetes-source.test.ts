@@ -2,10 +2,13 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { toBinary } from "@bufbuild/protobuf";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
+import { projectServices } from "../../services/common/projector.js";
 import { createDirSource } from "../../services/registrar/export/dir-source.js";
 import { normalizeObject, sortObjects } from "../../services/registrar/export/kube-snapshot.js";
 import {
@@ -401,6 +404,33 @@ describe("kubernetes source against the fake API server", () => {
       5_000,
       "both sources to show the edit",
     );
+  });
+
+  it("exports byte-identical projections to a directory holding the objects as the API serves them", async () => {
+    const fake = await fakeWith(OBJECTS);
+    const kube = await synced(kubeSource(fake));
+    const directory = await mkdtemp(join(tmpdir(), "kube-export-vs-dir-"));
+    cleanups.push(() => rm(directory, { recursive: true, force: true }));
+    // What `kubectl get -o yaml` would save: the objects with their server-set metadata.
+    await writeFile(
+      join(directory, "dump.yaml"),
+      kube
+        .snapshot()
+        .map((o) => stringify(o))
+        .join("---\n"),
+    );
+    const dir = createDirSource({ path: directory, debounceMs: 20 });
+    cleanups.push(() => dir.stop());
+    await synced(dir);
+    const fromKube = projectServices(kube.snapshot());
+    const fromDir = projectServices(dir.snapshot());
+    expect(fromKube.projections.length).toBeGreaterThan(0);
+    expect(fromKube.rejections).toEqual(fromDir.rejections);
+    expect(fromKube.projections.map((p) => toBinary(ServiceConfigProjectionSchema, p))).toEqual(
+      fromDir.projections.map((p) => toBinary(ServiceConfigProjectionSchema, p)),
+    );
+    // The API server's creation times travel into the projection (precedence ties).
+    expect(fromKube.projections[0]?.routes[0]?.creationTime).toBeDefined();
   });
 
   it("reads a kubeconfig file and watches one namespace", async () => {
