@@ -1,0 +1,139 @@
+/**
+ * Command-line flags of the sandbox (`npm start`), parsed into a validated
+ * configuration. Problems are reported as the registrar's {@link UsageError},
+ * naming the flag and what is expected.
+ */
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { parseRegistrarFlags, UsageError } from "../registrar/registrar-flags.js";
+import { DEFAULT_STORE_PREFIX } from "../registrar/store/store-key.js";
+import { HUB_CLUSTER } from "./sandbox-topology.js";
+
+/** The error every flag problem is reported as (the registrar's, so messages read alike). */
+export { UsageError };
+
+/** The repository root: the default `--examples` is `examples/` under it. */
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** The default first port: the hub registrar's (spokes and agents follow it). */
+export const DEFAULT_BASE_PORT = 8080;
+
+/** The sandbox's validated configuration. */
+export interface SandboxConfig {
+  /** `memory`: one embedded store shared by every registrar; `etcd`: a real etcd. */
+  readonly store: "memory" | "etcd";
+  /** etcd client URLs (with `store: "etcd"`). */
+  readonly etcdEndpoints: readonly string[];
+  /** The store key prefix. */
+  readonly etcdPrefix: string;
+  /** The address every registrar and agent listens on. */
+  readonly host: string;
+  /** The hub's port; the others follow it (see `sandboxPorts`); 0 picks free ports for all. */
+  readonly basePort: number;
+  /** The examples directory (absolute): `mesh/` is exported by the hub, `local/<spoke>/` are local routes. */
+  readonly examplesDir: string;
+  /** Where the agents keep their caches and route-table files; undefined: a temp dir removed at exit. */
+  readonly stateDir: string | undefined;
+  /** The log level of the registrars and agents (JSON lines on stderr). */
+  readonly logLevel: string;
+}
+
+/** The `--help` text. */
+export const SANDBOX_USAGE = `Usage: npm start -- [flags]
+       node --import tsx services/sandbox/main.ts [flags]
+
+Runs the whole multi-cluster topology in one process: a hub registrar (the
+control cluster, exporting the manifests under EXAMPLES/mesh), two spoke
+registrars (east, west) and an agent per spoke (west with the local routes
+under EXAMPLES/local/west). Prints where to look, then runs until Ctrl-C or
+SIGTERM, which stops everything (exit 0).
+
+Flags:
+  --store memory|etcd       memory (default): one embedded store shared by the
+                            registrars, no etcd needed; etcd: a real etcd
+  --etcd-endpoints URL[,URL] etcd client URLs (required with --store etcd)
+  --etcd-prefix PREFIX      store key prefix (default ${DEFAULT_STORE_PREFIX})
+  --listen-host HOST        address of every registrar and agent (default 127.0.0.1)
+  --base-port N             the hub registrar's port; east and west registrars use
+                            N+1 and N+2, their agents N+1001 and N+1002
+                            (default ${DEFAULT_BASE_PORT}; 0 picks free ports)
+  --examples DIR            the manifests (default: the repository's examples/)
+  --state-dir DIR           keep the agents' caches and route tables in DIR
+                            (default: a temp dir, removed at exit)
+  --log-level LEVEL         JSON logs of the parts on stderr: trace, debug, info,
+                            warn, error (default warn)
+  -h, --help                print this help
+`;
+
+/**
+ * Parses the sandbox's arguments (without `node` and the script). Returns
+ * `"help"` when help was asked for; throws {@link UsageError} otherwise.
+ * Relative paths are resolved against the working directory.
+ */
+export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "help" {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        store: { type: "string", default: "memory" },
+        "etcd-endpoints": { type: "string" },
+        "etcd-prefix": { type: "string", default: DEFAULT_STORE_PREFIX },
+        "listen-host": { type: "string", default: "127.0.0.1" },
+        "base-port": { type: "string", default: String(DEFAULT_BASE_PORT) },
+        examples: { type: "string" },
+        "state-dir": { type: "string" },
+        "log-level": { type: "string", default: "warn" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help === true) return "help";
+  // The store and log flags mean to the sandbox what they mean to a registrar: check them as one.
+  const endpoints = values["etcd-endpoints"] as string | undefined;
+  const asRegistrar = parseRegistrarFlags([
+    "--cluster",
+    HUB_CLUSTER,
+    "--store",
+    values.store as string,
+    "--etcd-prefix",
+    values["etcd-prefix"] as string,
+    "--log-level",
+    values["log-level"] as string,
+    ...(endpoints === undefined ? [] : ["--etcd-endpoints", endpoints]),
+  ]);
+  if (asRegistrar === "help") throw new UsageError("unexpected --help");
+  const { store, etcdEndpoints, etcdPrefix, logLevel } = asRegistrar;
+  if (store === "memory" && etcdEndpoints.length > 0) {
+    throw new UsageError("--etcd-endpoints is only used with --store etcd");
+  }
+  const host = (values["listen-host"] as string).replace(/^\[|\]$/g, "");
+  if (host === "" || /[\s/[\]]/.test(host)) {
+    throw new UsageError(`--listen-host ${JSON.stringify(host)} is not a host name or address`);
+  }
+  const baseText = values["base-port"] as string;
+  const basePort = /^\d{1,5}$/.test(baseText) ? Number(baseText) : -1;
+  if (basePort < 0 || (basePort !== 0 && (basePort < 1 || basePort + 1002 > 65535))) {
+    throw new UsageError(
+      `--base-port ${JSON.stringify(baseText)} must be 0 (free ports) or a port up to 64533`,
+    );
+  }
+  const examples = values.examples as string | undefined;
+  const stateDir = values["state-dir"] as string | undefined;
+  if (examples === "") throw new UsageError("--examples needs a directory");
+  if (stateDir === "") throw new UsageError("--state-dir needs a directory");
+  return {
+    store,
+    etcdEndpoints,
+    etcdPrefix,
+    host,
+    basePort,
+    examplesDir: examples === undefined ? resolve(ROOT, "examples") : resolve(examples),
+    stateDir: stateDir === undefined ? undefined : resolve(stateDir),
+    logLevel,
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The sandbox's topology, as data: a hub (the control cluster, exporting the
+ * mesh under `examples/mesh/`) and two spokes, each with one agent whose
+ * dependency set differs; `west` also has local class-2 routes. Pure.
+ */
+
+/** The hub's cluster name: the control cluster every spoke trusts. */
+export const HUB_CLUSTER = "hub";
+
+/** The directory under `--examples` the hub exports. */
+export const MESH_DIR = "mesh";
+
+/** A spoke cluster: a registrar that imports from the hub, and one agent. */
+export interface SpokeSpec {
+  /** The cluster name. */
+  readonly cluster: string;
+  /** The services its agent's workloads call (sorted). */
+  readonly dependencies: readonly string[];
+  /** The local (class-2) routes directory under `--examples`, or undefined for none. */
+  readonly localRoutes: string | undefined;
+}
+
+/** The spokes, in port order. */
+export const SPOKES: readonly SpokeSpec[] = [
+  {
+    cluster: "east",
+    dependencies: ["payments/ledger", "shop/cart", "shop/checkout"],
+    localRoutes: undefined,
+  },
+  {
+    cluster: "west",
+    dependencies: ["identity/users", "payments/ledger", "shop/checkout"],
+    localRoutes: "local/west",
+  },
+];
+
+/** The ports of the sandbox's listeners. */
+export interface SandboxPorts {
+  /** The hub registrar's port. */
+  readonly hub: number;
+  /** Each spoke registrar's port, by cluster. */
+  readonly registrars: ReadonlyMap<string, number>;
+  /** Each agent's port, by cluster. */
+  readonly agents: ReadonlyMap<string, number>;
+}
+
+/**
+ * The ports for a base port: the hub on `base`, the i-th spoke's registrar on
+ * `base + 1 + i` and its agent on `base + 1001 + i` (8080, 8081, 8082, 9081,
+ * 9082 by default). A base of 0 gives 0 everywhere: free ports.
+ */
+export function sandboxPorts(base: number): SandboxPorts {
+  const at = (offset: number) => (base === 0 ? 0 : base + offset);
+  return {
+    hub: at(0),
+    registrars: new Map(SPOKES.map((spoke, i) => [spoke.cluster, at(1 + i)])),
+    agents: new Map(SPOKES.map((spoke, i) => [spoke.cluster, at(1001 + i)])),
+  };
+}

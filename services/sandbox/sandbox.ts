@@ -1,0 +1,402 @@
+/**
+ * The sandbox as a library: the whole multi-cluster topology of
+ * `sandbox-topology.ts` in ONE process. `main.ts` is only flags, printing
+ * and signals around this.
+ *
+ * - `store: "memory"`: every registrar gets its own embedded store over ONE
+ *   shared memory backend (as registrars of several clusters share one etcd),
+ *   so the hub's export reaches the spokes without any etcd.
+ * - `store: "etcd"`: every registrar gets its own etcd store (and the hub an
+ *   etcd leader election for its exporter) on the given endpoints, still in
+ *   this process.
+ *
+ * The hub exports the manifests under `EXAMPLES/mesh` (re-read on change);
+ * each spoke's agent follows its spoke registrar with its own dependency set,
+ * a last-known cache and a route-table file under the state directory; a
+ * spoke with local routes reads them from `EXAMPLES/<localRoutes>`. Bad
+ * manifests are printed loudly (see `route-problems.ts`), and every change of
+ * an agent's route table is printed as it happens.
+ */
+import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Agent, createAgent } from "../../clients/agent/agent.js";
+import { parseAgentFlags } from "../../clients/agent/agent-flags.js";
+import type { RouteTable } from "../../clients/agent/route-table.js";
+import type { Logger } from "../registrar/logger.js";
+import { createRegistrar, type Registrar } from "../registrar/registrar.js";
+import { parseRegistrarFlags } from "../registrar/registrar-flags.js";
+import {
+  createMemoryBackend,
+  createMemoryStore,
+  type MemoryBackend,
+} from "../registrar/store/memory-store.js";
+import { createReportedDirSource, type ReportedDirSource } from "./route-problems.js";
+import { describeRouteTableChanges } from "./route-table-changes.js";
+import type { SandboxConfig } from "./sandbox-flags.js";
+import { HUB_CLUSTER, MESH_DIR, SPOKES, type SpokeSpec, sandboxPorts } from "./sandbox-topology.js";
+
+/** How long the registrars may take to sync with the store before the start fails. */
+const STORE_SYNC_TIMEOUT_MS = 15_000;
+/** How long the agents may take to hold config for their whole dependency set (then a note). */
+const COVERAGE_TIMEOUT_MS = 5_000;
+
+/** Options of {@link createSandbox}. */
+export interface SandboxOptions {
+  /** The validated configuration (see `parseSandboxFlags`). */
+  readonly config: SandboxConfig;
+  /** Where human-readable lines go (problems, route table changes). */
+  readonly print: (line: string) => void;
+  /** Creates the logger of one part, for example `{component: "agent", cluster: "east"}`. */
+  readonly logger: (base: Record<string, string>) => Logger;
+}
+
+/** A registrar of the running sandbox. */
+export interface SandboxRegistrarInfo {
+  /** Its cluster. */
+  readonly cluster: string;
+  /** `hub` (the control cluster, exporting) or `spoke` (importing). */
+  readonly role: "hub" | "spoke";
+  /** Its base URL. */
+  readonly url: string;
+}
+
+/** An agent of the running sandbox. */
+export interface SandboxAgentInfo {
+  /** The spoke it runs in. */
+  readonly cluster: string;
+  /** Its endpoint's base URL (`/routes`, `/readyz`, `/metrics`). */
+  readonly url: string;
+  /** The URL of the spoke registrar it follows. */
+  readonly registrar: string;
+  /** Its dependency set. */
+  readonly dependencies: readonly string[];
+  /** Its local routes directory, or undefined. */
+  readonly localRoutes: string | undefined;
+  /** The file its route table is written to. */
+  readonly outFile: string;
+  /** Services of its dependency set it had no config for when the start finished. */
+  readonly missing: readonly string[];
+}
+
+/** What the running sandbox consists of. */
+export interface SandboxInfo {
+  /** The store kind. */
+  readonly store: "memory" | "etcd";
+  /** The etcd endpoints (with `store: "etcd"`). */
+  readonly etcdEndpoints: readonly string[];
+  /** The directory the hub exports. */
+  readonly meshDir: string;
+  /** The hub first, then the spokes. */
+  readonly registrars: readonly SandboxRegistrarInfo[];
+  /** One per spoke. */
+  readonly agents: readonly SandboxAgentInfo[];
+  /** Where the agents keep their caches and route tables. */
+  readonly stateDir: string;
+  /** Whether the state directory is removed when the sandbox stops. */
+  readonly stateIsTemporary: boolean;
+}
+
+/** The sandbox; see the module comment. */
+export interface Sandbox {
+  /**
+   * Starts the registrars, waits until they are synced with the store, then
+   * starts the agents and waits (bounded) until each holds config for its
+   * dependency set. Rejects when something cannot start (a port in use, a
+   * missing examples directory, a store that does not answer); call `stop()`
+   * then too.
+   */
+  start(): Promise<SandboxInfo>;
+  /**
+   * Stops everything it started (agents first, then the registrars) and
+   * removes a temporary state directory. Aborts a start in progress.
+   * Idempotent; never rejects.
+   */
+  stop(): Promise<void>;
+}
+
+/** Resolves with `promise`, or with `"timeout"` after `ms`; rejects when `signal` aborts. */
+async function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  signal: AbortSignal,
+): Promise<T | "timeout"> {
+  signal.throwIfAborted();
+  let cancel = () => {};
+  const timeout = new Promise<"timeout">((resolve, reject) => {
+    const id = setTimeout(() => resolve("timeout"), ms);
+    const onAbort = () => {
+      clearTimeout(id);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    cancel = () => {
+      clearTimeout(id);
+      signal.removeEventListener("abort", onAbort);
+    };
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    cancel();
+  }
+}
+
+/** The dependencies `table` has no entry for. */
+function missingFrom(table: RouteTable | undefined, dependencies: readonly string[]): string[] {
+  const present = new Set((table?.services ?? []).map((entry) => entry.service));
+  return dependencies.filter((service) => !present.has(service));
+}
+
+/** Waits (at most `ms`) until `agent` holds config for every dependency; returns what is missing. */
+async function awaitCoverage(
+  agent: Agent,
+  dependencies: readonly string[],
+  ms: number,
+  signal: AbortSignal,
+): Promise<string[]> {
+  const done = AbortSignal.any([signal, AbortSignal.timeout(ms)]);
+  for await (const table of agent.updates({ signal: done })) {
+    if (missingFrom(table, dependencies).length === 0) break;
+  }
+  signal.throwIfAborted();
+  return missingFrom(agent.table, dependencies);
+}
+
+async function checkDirectory(path: string, what: string): Promise<void> {
+  const found = await stat(path).catch(() => undefined);
+  if (found?.isDirectory() !== true) {
+    throw new Error(`${what} ${path} is not a directory (choose the examples with --examples DIR)`);
+  }
+}
+
+function listenFlag(host: string, port: number): string {
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/** Creates the sandbox; nothing runs until `start()`. */
+export function createSandbox(options: SandboxOptions): Sandbox {
+  const { config, print } = options;
+  const ports = sandboxPorts(config.basePort);
+  const meshDir = join(config.examplesDir, MESH_DIR);
+  const aborted = new AbortController();
+  const registrars: Registrar[] = [];
+  const agents: Agent[] = [];
+  const sources: ReportedDirSource[] = [];
+  const unsubscribe: (() => void)[] = [];
+  let backend: MemoryBackend | undefined;
+  let stateDir = config.stateDir;
+  let starting: Promise<SandboxInfo> | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const storeFlags = (): string[] => [
+    "--store",
+    config.store,
+    "--etcd-prefix",
+    config.etcdPrefix,
+    ...(config.store === "etcd" ? ["--etcd-endpoints", config.etcdEndpoints.join(",")] : []),
+  ];
+
+  const startRegistrar = async (
+    cluster: string,
+    port: number,
+    exportDir: string | undefined,
+  ): Promise<string> => {
+    const parsed = parseRegistrarFlags([
+      "--cluster",
+      cluster,
+      "--control-cluster",
+      HUB_CLUSTER,
+      "--listen",
+      listenFlag(config.host, port),
+      ...storeFlags(),
+      ...(exportDir === undefined ? [] : ["--export-source", `dir:${exportDir}`]),
+    ]);
+    if (parsed === "help") throw new Error("unreachable: --help");
+    const logger = options.logger({ component: "registrar", cluster });
+    backend ??= config.store === "memory" ? createMemoryBackend() : undefined;
+    const reported =
+      exportDir === undefined
+        ? undefined
+        : createReportedDirSource({
+            path: exportDir,
+            label: `${exportDir} (exported by ${cluster})`,
+            exportAll: false,
+            logger: logger.child({ part: "export-source" }),
+            print,
+          });
+    if (reported !== undefined) sources.push(reported);
+    const registrar = createRegistrar({
+      config: parsed,
+      logger,
+      ...(backend === undefined
+        ? {}
+        : {
+            store: createMemoryStore({
+              origin: cluster,
+              prefix: parsed.etcdPrefix,
+              backend,
+              logger: logger.child({ part: "store" }),
+            }),
+          }),
+      ...(reported === undefined ? {} : { exportSource: reported.source }),
+    });
+    registrars.push(registrar);
+    const address = await registrar.start();
+    return address.url;
+  };
+
+  const startAgent = async (spoke: SpokeSpec, registrar: string): Promise<Agent> => {
+    const dir = join(stateDir as string, spoke.cluster);
+    await mkdir(dir, { recursive: true });
+    const localDir =
+      spoke.localRoutes === undefined ? undefined : join(config.examplesDir, spoke.localRoutes);
+    const parsed = parseAgentFlags([
+      "--registrar",
+      registrar,
+      "--cluster",
+      spoke.cluster,
+      "--control-cluster",
+      HUB_CLUSTER,
+      "--deps",
+      spoke.dependencies.join(","),
+      "--cache-dir",
+      join(dir, "cache"),
+      "--out",
+      join(dir, "routes.json"),
+      "--listen",
+      listenFlag(config.host, ports.agents.get(spoke.cluster) ?? 0),
+      ...(localDir === undefined ? [] : ["--local-source", `dir:${localDir}`]),
+    ]);
+    if (parsed === "help") throw new Error("unreachable: --help");
+    const logger = options.logger({ component: "agent", cluster: spoke.cluster });
+    const local =
+      localDir === undefined
+        ? undefined
+        : createReportedDirSource({
+            path: localDir,
+            label: `${localDir} (local routes of ${spoke.cluster})`,
+            exportAll: true,
+            logger: logger.child({ part: "local-source" }),
+            print,
+          });
+    if (local !== undefined) sources.push(local);
+    const agent = createAgent({ ...parsed, localSource: local?.source, logger });
+    agents.push(agent);
+    await agent.start();
+    return agent;
+  };
+
+  /** Prints every later change of the agent's route table, one line per service. */
+  const printChanges = (cluster: string, agent: Agent) => {
+    let previous = agent.table;
+    unsubscribe.push(
+      agent.onUpdate((table) => {
+        const time = new Date().toISOString().slice(11, 23);
+        for (const line of describeRouteTableChanges(previous, table)) {
+          print(`${time}  agent ${cluster}: ${line}`);
+        }
+        previous = table;
+      }),
+    );
+  };
+
+  const run = async (): Promise<SandboxInfo> => {
+    const signal = aborted.signal;
+    await checkDirectory(meshDir, "the mesh directory");
+    for (const spoke of SPOKES) {
+      if (spoke.localRoutes !== undefined) {
+        await checkDirectory(
+          join(config.examplesDir, spoke.localRoutes),
+          "the local routes directory",
+        );
+      }
+    }
+    stateDir ??= await mkdtemp(join(tmpdir(), "aether-sandbox-"));
+    await mkdir(stateDir, { recursive: true });
+
+    const registrarInfo: SandboxRegistrarInfo[] = [
+      {
+        cluster: HUB_CLUSTER,
+        role: "hub",
+        url: await startRegistrar(HUB_CLUSTER, ports.hub, meshDir),
+      },
+    ];
+    for (const spoke of SPOKES) {
+      signal.throwIfAborted();
+      const port = ports.registrars.get(spoke.cluster) ?? 0;
+      const url = await startRegistrar(spoke.cluster, port, undefined);
+      registrarInfo.push({ cluster: spoke.cluster, role: "spoke", url });
+    }
+    const synced = await within(
+      Promise.all(registrars.map((registrar) => registrar.cache.whenSynced())),
+      STORE_SYNC_TIMEOUT_MS,
+      signal,
+    );
+    if (synced === "timeout") {
+      const late = registrarInfo.filter((_, i) => registrars[i]?.cache.state !== "synced");
+      const store =
+        config.store === "etcd" ? `etcd at ${config.etcdEndpoints.join(",")}` : "the store";
+      throw new Error(
+        `registrar ${late.map((r) => r.cluster).join(", ")} did not sync with ${store} within ${STORE_SYNC_TIMEOUT_MS / 1000}s`,
+      );
+    }
+
+    const started: { spoke: SpokeSpec; agent: Agent; registrar: string }[] = [];
+    for (const [i, spoke] of SPOKES.entries()) {
+      signal.throwIfAborted();
+      const registrar = registrarInfo[i + 1]?.url as string;
+      started.push({ spoke, agent: await startAgent(spoke, registrar), registrar });
+    }
+    const missing = await Promise.all(
+      started.map(({ spoke, agent }) =>
+        awaitCoverage(agent, spoke.dependencies, COVERAGE_TIMEOUT_MS, signal),
+      ),
+    );
+    for (const { spoke, agent } of started) printChanges(spoke.cluster, agent);
+    return {
+      store: config.store,
+      etcdEndpoints: config.etcdEndpoints,
+      meshDir,
+      registrars: registrarInfo,
+      agents: started.map(({ spoke, agent, registrar }, i) => ({
+        cluster: spoke.cluster,
+        url: agent.address?.url ?? "",
+        registrar,
+        dependencies: spoke.dependencies,
+        localRoutes:
+          spoke.localRoutes === undefined ? undefined : join(config.examplesDir, spoke.localRoutes),
+        outFile: join(stateDir as string, spoke.cluster, "routes.json"),
+        missing: missing[i] ?? [],
+      })),
+      stateDir,
+      stateIsTemporary: config.stateDir === undefined,
+    };
+  };
+
+  const shutdown = async (): Promise<void> => {
+    aborted.abort(new Error("the sandbox is stopping"));
+    await starting?.catch(() => undefined);
+    for (const off of unsubscribe.splice(0)) off();
+    for (const reported of sources) reported.stopReporting();
+    await Promise.allSettled(agents.map((agent) => agent.stop()));
+    // Spokes first: the hub's exporter resigns last, nothing is left reading it.
+    await Promise.allSettled(registrars.slice(1).map((registrar) => registrar.stop()));
+    await Promise.allSettled(registrars.slice(0, 1).map((registrar) => registrar.stop()));
+    if (config.stateDir === undefined && stateDir !== undefined) {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  };
+
+  return {
+    start() {
+      if (stopping !== undefined) return Promise.reject(new Error("the sandbox was stopped"));
+      starting ??= run();
+      return starting;
+    },
+    stop() {
+      stopping ??= shutdown();
+      return stopping;
+    },
+  };
+}
