@@ -1,0 +1,158 @@
+/**
+ * Helpers of the e2e suite (test/e2e): registrars of named clusters as OS
+ * processes, copies of examples/ a test may edit, reading a projection the
+ * way each side sees it (a registrar's EFFECTIVE view, an agent's /routes),
+ * and deciding a request on it with the shared evaluator.
+ */
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { type Client, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { ConfigService, ConfigView } from "../../gen/aether/registry/v1/config_service_pb.js";
+import {
+  type ServiceConfigProjection,
+  ServiceConfigProjectionSchema,
+} from "../../gen/aether/registry/v1/projection_pb.js";
+import { type Decision, type EvaluatorRequest, evaluate } from "../../services/common/evaluator.js";
+import type { AgentProcess } from "./agent-process.js";
+import { type RegistrarProcess, startRegistrarProcess } from "./registrar-process.js";
+
+/** The repository's examples/ directory. */
+export const EXAMPLES = resolve(import.meta.dirname, "../../examples");
+
+/** A temporary copy of a directory. */
+export interface TempCopy {
+  readonly path: string;
+  remove(): Promise<void>;
+}
+
+/** Copies `source` (for example `join(EXAMPLES, "mesh")`) into a fresh temporary directory. */
+export async function tempCopy(source: string): Promise<TempCopy> {
+  const path = await mkdtemp(join(tmpdir(), "aether-e2e-"));
+  await cp(source, path, { recursive: true });
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** Options of {@link startClusterRegistrar}. */
+export interface ClusterRegistrarOptions {
+  /** The etcd client URL. */
+  readonly endpoint: string;
+  /** The store prefix of the test. */
+  readonly prefix: string;
+  /** The registrar's cluster (its origin). */
+  readonly cluster: string;
+  /** `--control-cluster`; undefined: federated. */
+  readonly controlCluster?: string;
+  /** `--export-source dir:<exportDir>`; undefined: no export. */
+  readonly exportDir?: string;
+  /** More flags. */
+  readonly extra?: readonly string[];
+}
+
+/** Starts a registrar of `cluster` over etcd (1 s store timeout, 2 s election TTL). */
+export function startClusterRegistrar(options: ClusterRegistrarOptions): Promise<RegistrarProcess> {
+  return startRegistrarProcess([
+    "--cluster",
+    options.cluster,
+    "--store",
+    "etcd",
+    "--etcd-endpoints",
+    options.endpoint,
+    "--etcd-prefix",
+    options.prefix,
+    "--store-timeout",
+    "1s",
+    "--election-ttl",
+    "2s",
+    ...(options.controlCluster === undefined ? [] : ["--control-cluster", options.controlCluster]),
+    ...(options.exportDir === undefined ? [] : ["--export-source", `dir:${options.exportDir}`]),
+    ...(options.extra ?? []),
+  ]);
+}
+
+/** A ConfigService client of a registrar (Connect over HTTP/1.1). */
+export function configClient(url: string): Client<typeof ConfigService> {
+  return createClient(ConfigService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
+}
+
+/** The registrar's EFFECTIVE projection of `service` (ListAllConfig), or undefined. */
+export async function effectiveProjection(
+  url: string,
+  service: string,
+): Promise<ServiceConfigProjection | undefined> {
+  const response = await configClient(url).listAllConfig({
+    services: [service],
+    view: ConfigView.EFFECTIVE,
+  });
+  return response.projections.find((p) => p.service === service);
+}
+
+/** The projection the agent applied for `service` (from /routes), or undefined. */
+export async function agentProjection(
+  agent: AgentProcess,
+  service: string,
+): Promise<ServiceConfigProjection | undefined> {
+  const entry = (await agent.routes()).find((e) => e.service === service);
+  if (entry === undefined) return undefined;
+  return fromJson(ServiceConfigProjectionSchema, entry.projection as unknown as JsonValue, {
+    ignoreUnknownFields: true,
+  });
+}
+
+/** One request of a decision table: where it goes and what it is. */
+export interface MeshCase {
+  /** A label for failure messages. */
+  readonly name: string;
+  /** The destination Service, `namespace/name`. */
+  readonly service: string;
+  /** The Service port dialled; default 8080. */
+  readonly port?: number;
+  /** The caller's namespace; default `client`. */
+  readonly callerNamespace?: string;
+  /** The request. */
+  readonly request: EvaluatorRequest;
+  /** The evaluator's random draw for weighted backends; default 0. */
+  readonly random?: number;
+}
+
+/** Decides `c` on `projection` with the shared evaluator, as a caller's proxy would. */
+export function decide(projection: ServiceConfigProjection | undefined, c: MeshCase): Decision {
+  return evaluate({
+    projections: projection === undefined ? [] : [projection],
+    request: c.request,
+    mesh: {
+      service: c.service,
+      port: c.port ?? 8080,
+      callerNamespace: c.callerNamespace ?? "client",
+    },
+    random: () => c.random ?? 0,
+  });
+}
+
+/** An HTTP request of a decision table. */
+export function http(
+  method: string,
+  host: string,
+  path: string,
+  headers: Record<string, string> = {},
+): EvaluatorRequest {
+  return { kind: "http", method, host, path, headers };
+}
+
+/** Whether `url`/healthz answers 200. */
+export async function healthz(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** `origin@version` of the winner a registrar's EFFECTIVE view or an agent holds. */
+export function winnerOf(projection: ServiceConfigProjection | undefined): string {
+  return projection === undefined ? "none" : `${projection.originCluster}@${projection.version}`;
+}
