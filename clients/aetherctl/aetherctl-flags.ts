@@ -72,6 +72,8 @@ export interface ExplainCommand {
   readonly target: ExplainTarget;
   /** Evaluate this origin's projection instead of the effective winner. */
   readonly origin: string | undefined;
+  /** Evaluate the entry of this agent's route table (its `GET /routes`) instead of asking the registrar. */
+  readonly agent: string | undefined;
   /** The evaluator's random source. */
   readonly random: RandomSource;
 }
@@ -122,7 +124,7 @@ Commands:
   list [--origin NAME | --all-origins] [NS/SVC…]   list projections (default: the effective view)
   get NS/SVC [--origin NAME]                       show one projection as a tree
   watch [NS/SVC…] [--all-origins] [--resume REV]   stream changes until Ctrl-C
-  explain --from-namespace NS METHOD URL [-H 'k: v']…
+  explain --from-namespace NS METHOD URL [-H 'k: v']… [--agent URL]
                                                    decide a request with the shared evaluator
   status [--fail-on-rejections]                    origins, rejections, conflicts, export state
 
@@ -198,7 +200,15 @@ first backend with a non-zero weight); --random X uses the constant X in
 [0, 1) (0.95 picks the backend whose cumulative weight share covers 95%);
 --seed-random N uses a pseudo-random sequence seeded with N.
 
--o json prints the evaluator's Decision.
+With --agent URL the projection is not asked of the registrar: it is the
+destination's entry in that agent's route table (its GET /routes), what the
+node's data plane applies, and the output says which source decided it:
+local (the agent's cluster's own routes) or imported (from origin, version).
+A service the agent does not route (not in its dependency set, or without
+config) is passed through.
+
+-o json prints the evaluator's Decision; with --agent it has one more field,
+"agentRoute": {"agent", "routed", "source", "origin", "version"}.
 
 Flags:
   --from-namespace NS   the calling workload's namespace (required)
@@ -207,6 +217,7 @@ Flags:
   -H 'name: value'      a request header (repeatable)
   --grpc SERVICE/METHOD evaluate a gRPC call (METHOD may then be left out)
   --origin NAME         evaluate that origin's projection instead of the effective one
+  --agent URL           evaluate the entry of that agent's route table (GET URL/routes)
   --random X            the random source's constant value, 0 <= X < 1 (default 0)
   --seed-random N       a seeded pseudo-random source instead
 
@@ -260,6 +271,7 @@ const COMMAND_OPTIONS = {
     header: { type: "string", short: "H", multiple: true },
     grpc: { type: "string" },
     origin: { type: "string" },
+    agent: { type: "string" },
     random: { type: "string" },
     "seed-random": { type: "string" },
   },
@@ -295,16 +307,41 @@ function checkOrigin(origin: string | undefined, command: CommandName): string |
   return origin;
 }
 
+function isHttpUrl(text: string): boolean {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  return url.protocol === "http:" || url.protocol === "https:";
+}
+
+/** Checks `--agent URL`: an http(s) URL, returned without trailing slashes. */
+export function checkAgentUrl(
+  agent: string | undefined,
+  origin: string | undefined,
+): string | undefined {
+  if (agent === undefined) return undefined;
+  if (!isHttpUrl(agent)) {
+    throw new UsageError(
+      `--agent ${JSON.stringify(agent)} is not an http(s) URL (for example http://127.0.0.1:8081)`,
+      "explain",
+    );
+  }
+  if (origin !== undefined) {
+    throw new UsageError(
+      "use either --origin or --agent, not both (an agent holds one projection per service)",
+      "explain",
+    );
+  }
+  return agent.replace(/\/+$/, "");
+}
+
 function parseGlobal(values: Record<string, unknown>, env: NodeJS.ProcessEnv): GlobalOptions {
   const registrar =
     (values.registrar as string | undefined) ?? (env.AETHER_REGISTRAR || DEFAULT_REGISTRAR);
-  let url: URL | undefined;
-  try {
-    url = new URL(registrar);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+  if (!isHttpUrl(registrar)) {
     throw new UsageError(
       `--registrar ${JSON.stringify(registrar)} is not an http(s) URL (for example ${DEFAULT_REGISTRAR})`,
     );
@@ -363,7 +400,8 @@ function parseCommand(
         keepalives: values.keepalives === true,
       };
     }
-    case "explain":
+    case "explain": {
+      const origin = checkOrigin(values.origin as string | undefined, name);
       return {
         name,
         target: buildExplainTarget({
@@ -374,12 +412,14 @@ function parseCommand(
           headers: (values.header as string[] | undefined) ?? [],
           grpc: values.grpc as string | undefined,
         }),
-        origin: checkOrigin(values.origin as string | undefined, name),
+        origin,
+        agent: checkAgentUrl(values.agent as string | undefined, origin),
         random: parseRandomFlags(
           values.random as string | undefined,
           values["seed-random"] as string | undefined,
         ),
       };
+    }
     case "status":
       if (positionals.length > 0) {
         throw new UsageError(`status takes no arguments (got ${positionals.join(" ")})`, name);

@@ -10,6 +10,7 @@ import type {
   DecisionRoute,
   HeaderChange,
 } from "../../services/common/evaluator-types.js";
+import { type AgentLookup, describeRouteSource, notRoutedSentence } from "./agent-routes.js";
 import type { ExplainTarget } from "./explain-request.js";
 import {
   backendAddress,
@@ -33,6 +34,8 @@ export interface Explanation {
   readonly decision: Decision;
   /** The random source's description, for example `constant 0`. */
   readonly random: string;
+  /** With `--agent`: the agent and its entry for the service (which then is `projection`). */
+  readonly agent?: AgentLookup;
 }
 
 /** The sentence printed when the destination has no projection at all. */
@@ -87,7 +90,10 @@ function statusLine(decision: Decision): string {
 }
 
 function decidedBy(explanation: Explanation): string {
-  const { projection, decision } = explanation;
+  const { projection, decision, agent } = explanation;
+  if (agent !== undefined && agent.entry === undefined) {
+    return notRoutedSentence(agent.url, explanation.target.service);
+  }
   if (projection === undefined) return noConfigSentence(explanation.target.service);
   const origin = decision.route?.originCluster ?? projection.originCluster;
   return `origin ${origin}, version ${projection.version} (${explanation.view})`;
@@ -109,6 +115,10 @@ export function formatExplanation(explanation: Explanation): string {
     ],
     ["decision", statusLine(decision)],
     ["decided by", decidedBy(explanation)],
+    [
+      "source",
+      explanation.agent?.entry === undefined ? "" : describeRouteSource(explanation.agent.entry),
+    ],
     [
       "route",
       route === undefined ? "" : `${route.kind} ${route.namespace}/${route.name} (${route.role})`,

@@ -64,7 +64,19 @@ describe("parseAetherctlFlags: commands", () => {
     { argv: ["status", "--fail-on-rejections"], want: { name: "status", failOnRejections: true } },
     {
       argv: ["explain", "--from-namespace", "web", "GET", "http://checkout.shop/"],
-      want: { name: "explain", origin: undefined },
+      want: { name: "explain", origin: undefined, agent: undefined },
+    },
+    {
+      argv: [
+        "explain",
+        "--agent",
+        "http://127.0.0.1:8081/",
+        "--from-namespace",
+        "web",
+        "GET",
+        "http://checkout.shop/",
+      ],
+      want: { name: "explain", origin: undefined, agent: "http://127.0.0.1:8081" },
     },
   ])("$argv", ({ argv, want }) => {
     expect(plain(run(argv).command)).toEqual(want);

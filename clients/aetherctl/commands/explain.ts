@@ -1,11 +1,19 @@
 /**
  * `aetherctl explain`: fetches the destination service's projection (the
- * effective winner, or `--origin`'s), runs the shared request evaluator on it
+ * effective winner, or `--origin`'s, or with `--agent` the entry of that
+ * agent's route table), runs the shared request evaluator on it
  * as the caller's proxy would, and prints the decision, or with `-o json`
  * the evaluator's Decision.
  */
+import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { evaluate } from "../../../services/common/evaluator.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
+import {
+  type AgentLookup,
+  agentRouteJson,
+  fetchAgentRoutes,
+  findAgentRoute,
+} from "../agent-routes.js";
 import { type CommandContext, unaryCallOptions } from "../command-context.js";
 import { formatExplanation } from "../explain-format.js";
 import { toJsonText } from "../json-output.js";
@@ -17,12 +25,23 @@ export async function runExplain(
   command: ExplainCommand,
 ): Promise<number> {
   const { target } = command;
-  const projection = await findProjection(
-    context.client,
-    target.service,
-    command.origin,
-    unaryCallOptions(context),
-  );
+  let projection: ServiceConfigProjection | undefined;
+  let agent: AgentLookup | undefined;
+  if (command.agent === undefined) {
+    projection = await findProjection(
+      context.client,
+      target.service,
+      command.origin,
+      unaryCallOptions(context),
+    );
+  } else {
+    const entries = await fetchAgentRoutes(command.agent, {
+      timeoutMs: context.global.timeoutMs,
+      signal: context.signal,
+    });
+    agent = { url: command.agent, entry: findAgentRoute(entries, target.service) };
+    projection = agent.entry?.projection;
+  }
   const decision = evaluate({
     projections: projection === undefined ? [] : [projection],
     request: target.request,
@@ -36,13 +55,16 @@ export async function runExplain(
   });
   context.stdout(
     context.global.output === "json"
-      ? toJsonText(decision)
+      ? toJsonText(
+          agent === undefined ? decision : { ...decision, agentRoute: agentRouteJson(agent) },
+        )
       : formatExplanation({
           target,
           projection,
-          view: viewName(command.origin),
+          view: agent === undefined ? viewName(command.origin) : `agent ${agent.url}`,
           decision,
           random: command.random.description,
+          ...(agent === undefined ? {} : { agent }),
         }),
   );
   return 0;
