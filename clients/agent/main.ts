@@ -2,12 +2,13 @@
  * `aether-agent`: parses flags, starts the agent, and stops it cleanly on
  * SIGTERM or SIGINT (exit 0). Everything else is in `agent.ts`.
  */
+import { installCrashHandlers, parseCommandLine } from "../../services/process/command-line.js";
 import { createDirSource } from "../../services/registrar/export/dir-source.js";
 import { createKubernetesSource } from "../../services/registrar/export/kubernetes-source.js";
 import type { ObjectSource } from "../../services/registrar/export/object-source.js";
 import { createLogger, type Logger } from "../../services/registrar/logger.js";
 import { createAgent } from "./agent.js";
-import { AGENT_USAGE, type AgentConfig, parseAgentFlags, UsageError } from "./agent-flags.js";
+import { AGENT_USAGE, type AgentConfig, parseAgentFlags } from "./agent-flags.js";
 
 /** Creates the local route source the flags name, or undefined. */
 function createLocalSource(config: AgentConfig, logger: Logger): ObjectSource | undefined {
@@ -22,32 +23,14 @@ function createLocalSource(config: AgentConfig, logger: Logger): ObjectSource | 
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseAgentFlags>;
-  try {
-    parsed = parseAgentFlags(argv);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`aether-agent: ${error.message}\n\n${AGENT_USAGE}`);
-      return 2;
-    }
-    throw error;
-  }
-  if (parsed === "help") {
-    process.stdout.write(AGENT_USAGE);
-    return 0;
-  }
-  const config = parsed;
+  const commandLine = parseCommandLine("aether-agent", AGENT_USAGE, () => parseAgentFlags(argv));
+  if ("exitCode" in commandLine) return commandLine.exitCode;
+  const config = commandLine.config;
   const logger = createLogger({
     level: config.logLevel,
     base: { component: "agent", cluster: config.cluster },
   });
-  process.on("uncaughtException", (error) => {
-    logger.fatal({ err: error }, "uncaught exception");
-    process.exit(1);
-  });
-  process.on("unhandledRejection", (reason) => {
-    logger.error({ err: reason }, "unhandled rejection (ignored)");
-  });
+  installCrashHandlers(logger);
   const agent = createAgent({
     ...config,
     localSource: createLocalSource(config, logger),

@@ -2,39 +2,24 @@
  * `aether-registrar`: parses flags, starts the registrar, and drains on
  * SIGTERM or SIGINT (open watch streams end cleanly, then exit 0).
  */
+import { installCrashHandlers, parseCommandLine } from "../process/command-line.js";
 import { createLogger } from "./logger.js";
 import { createRegistrar, readSeedFile } from "./registrar.js";
-import { parseRegistrarFlags, REGISTRAR_USAGE, UsageError } from "./registrar-flags.js";
+import { parseRegistrarFlags, REGISTRAR_USAGE } from "./registrar-flags.js";
 
 async function main(argv: readonly string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseRegistrarFlags>;
-  try {
-    parsed = parseRegistrarFlags(argv);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`aether-registrar: ${error.message}\n\n${REGISTRAR_USAGE}`);
-      return 2;
-    }
-    throw error;
-  }
-  if (parsed === "help") {
-    process.stdout.write(REGISTRAR_USAGE);
-    return 0;
-  }
-  const config = parsed;
+  const commandLine = parseCommandLine("aether-registrar", REGISTRAR_USAGE, () =>
+    parseRegistrarFlags(argv),
+  );
+  if ("exitCode" in commandLine) return commandLine.exitCode;
+  const config = commandLine.config;
   const logger = createLogger({
     level: config.logLevel,
     base: { component: "registrar", cluster: config.cluster },
   });
   const seed = config.seedFile === undefined ? [] : await readSeedFile(config.seedFile);
   const registrar = createRegistrar({ config, logger });
-  process.on("uncaughtException", (error) => {
-    logger.fatal({ err: error }, "uncaught exception");
-    process.exit(1);
-  });
-  process.on("unhandledRejection", (reason) => {
-    logger.error({ err: reason }, "unhandled rejection (ignored)");
-  });
+  installCrashHandlers(logger);
   await registrar.start();
   try {
     for (const projection of seed) {

@@ -4,10 +4,11 @@
  * SIGINT, SIGTERM or SIGHUP, or when its parent process is gone (exit 0). A
  * second signal exits at once (130).
  */
+import { parseCommandLine } from "../process/command-line.js";
 import { createLogger } from "../registrar/logger.js";
 import { createSandbox } from "./sandbox.js";
 import { formatBanner } from "./sandbox-banner.js";
-import { parseSandboxFlags, SANDBOX_USAGE, UsageError } from "./sandbox-flags.js";
+import { parseSandboxFlags, SANDBOX_USAGE } from "./sandbox-flags.js";
 
 /** How long stopping may take before the process exits anyway. */
 const STOP_TIMEOUT_MS = 20_000;
@@ -34,21 +35,11 @@ function watchParent(onGone: () => void): void {
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseSandboxFlags>;
-  try {
-    parsed = parseSandboxFlags(argv);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`aether-sandbox: ${error.message}\n\n${SANDBOX_USAGE}`);
-      return 2;
-    }
-    throw error;
-  }
-  if (parsed === "help") {
-    print(SANDBOX_USAGE.trimEnd());
-    return 0;
-  }
-  const config = parsed;
+  const commandLine = parseCommandLine("aether-sandbox", SANDBOX_USAGE, () =>
+    parseSandboxFlags(argv),
+  );
+  if ("exitCode" in commandLine) return commandLine.exitCode;
+  const config = commandLine.config;
   const sandbox = createSandbox({
     config,
     print,
