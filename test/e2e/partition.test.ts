@@ -9,8 +9,7 @@
  * freeze: it is ready with its cached table at once, and after the thaw an
  * edit on the hub reaches it.
  *
- * The cut between network namespaces is not done here (see the report of
- * the issue): the kill and the freeze stand for it.
+ * The real cut between network namespaces is in netns-partition.test.ts.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

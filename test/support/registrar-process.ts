@@ -39,12 +39,19 @@ const running = new Set<ChildProcess>();
  */
 export async function startRegistrarProcess(
   args: readonly string[],
-  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    timeoutMs?: number;
+    env?: NodeJS.ProcessEnv;
+    /** Runs `node` through this command, for example `["ip", "netns", "exec", ns]`. */
+    commandPrefix?: readonly string[];
+  } = {},
 ): Promise<RegistrarProcess> {
   const argv = args.some((a) => a.startsWith("--listen"))
     ? [...args]
     : [...args, "--listen", "127.0.0.1:0"];
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...argv], {
+  const node = [process.execPath, "--import", "tsx", MAIN, ...argv];
+  const [command, ...commandArgs] = [...(options.commandPrefix ?? []), ...node];
+  const child = spawn(command as string, commandArgs, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: undefined, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
