@@ -65,15 +65,45 @@ export function createByteCountingInterceptor(
   };
 }
 
+/**
+ * Makes sure every HTTP/2 session the manager opens always has an `error`
+ * listener. connect-node 2.1.2 removes its own listener when a session leaves
+ * the ready state, and a GOAWAY with an error code arriving after that (a
+ * registrar that answers garbage and resets the connection, say) would
+ * otherwise surface as an uncaught exception and end the agent. The manager
+ * still sees every error while it listens; this only swallows late ones.
+ */
+export function guardHttp2Sessions(manager: Http2SessionManager): Http2SessionManager {
+  const target = manager as unknown as { setState(state: { conn?: unknown }): void };
+  const setState = target.setState.bind(manager);
+  const guarded = new WeakSet<object>();
+  target.setState = (state) => {
+    const conn = state.conn;
+    if (
+      typeof conn === "object" &&
+      conn !== null &&
+      typeof (conn as { on?: unknown }).on === "function" &&
+      !guarded.has(conn)
+    ) {
+      guarded.add(conn);
+      (conn as { on(event: "error", listener: () => void): void }).on("error", () => undefined);
+    }
+    setState(state);
+  };
+  return manager;
+}
+
 /** Creates the connection; nothing is dialled until the first call. */
 export function createRegistrarConnection(
   options: RegistrarConnectionOptions,
 ): RegistrarConnection {
   const pingIntervalMs = options.pingIntervalMs ?? 15_000;
-  const sessionManager = new Http2SessionManager(options.baseUrl, {
-    pingIntervalMs,
-    pingTimeoutMs: pingIntervalMs,
-  });
+  const sessionManager = guardHttp2Sessions(
+    new Http2SessionManager(options.baseUrl, {
+      pingIntervalMs,
+      pingTimeoutMs: pingIntervalMs,
+    }),
+  );
   const report = options.onMessageBytes;
   const transport = createConnectTransport({
     baseUrl: options.baseUrl,

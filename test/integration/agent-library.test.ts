@@ -64,6 +64,9 @@ async function cachedTable(): Promise<{ cacheDir: string; table: string[] }> {
 /** An HTTP/2 server that answers every request with bytes that are not a valid message. */
 async function garbageServer(): Promise<string> {
   const server = createHttp2Server();
+  // The agent ends its sessions with GOAWAY(CANCEL) when it gives up on this
+  // server; Node reports that as a session error, which this fake must own.
+  server.on("session", (session) => session.on("error", () => undefined));
   server.on("stream", (stream, headers) => {
     stream.respond({ ":status": 200, "content-type": String(headers["content-type"]) });
     stream.end(Buffer.from([0, 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3, 4, 5, 6, 7]));
