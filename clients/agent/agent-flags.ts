@@ -5,9 +5,13 @@
  * flags are.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { parseDuration } from "../../services/common/duration.js";
 import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
-import { UsageError } from "../../services/registrar/registrar-flags.js";
+import {
+  parseDurationFlag,
+  parseListenFlag,
+  parseLogLevelFlag,
+  UsageError,
+} from "../../services/process/flag-values.js";
 
 export { UsageError };
 
@@ -118,36 +122,6 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   help: { type: "boolean", short: "h" },
 };
 
-const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
-
-/** Splits `host:port` (IPv6 in brackets); a missing host means every address. */
-function parseHostPort(value: string): { host: string; port: number } {
-  const colon = value.lastIndexOf(":");
-  const rawHost = colon < 0 ? "" : value.slice(0, colon);
-  const rawPort = colon < 0 ? "" : value.slice(colon + 1);
-  const port = /^\d{1,5}$/.test(rawPort) ? Number(rawPort) : -1;
-  const bracketed = rawHost.startsWith("[") && rawHost.endsWith("]");
-  const host = bracketed ? rawHost.slice(1, -1) : rawHost;
-  if (port < 0 || port > 65535 || (!bracketed && host.includes(":")) || /[[\]]/.test(host)) {
-    throw new UsageError(
-      `--listen ${JSON.stringify(value)} is not HOST:PORT (for example 127.0.0.1:8081)`,
-    );
-  }
-  return { host: host === "" ? "0.0.0.0" : host, port };
-}
-
-/** Parses a duration flag, at least `minMs`. */
-function parseDurationFlag(flag: string, text: string, minMs: number): number {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (error) {
-    throw new UsageError(`--${flag}: ${(error as Error).message}`);
-  }
-  if (ms < minMs) throw new UsageError(`--${flag} must be at least ${minMs}ms`);
-  return ms;
-}
-
 /** Parses `dir:PATH` or `kubernetes`. */
 function parseLocalSource(value: string | undefined): LocalSourceSpec | undefined {
   if (value === undefined) return undefined;
@@ -214,12 +188,7 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
   if (mode !== "watch" && mode !== "poll") {
     throw new UsageError(`--mode ${JSON.stringify(mode)} must be watch or poll`);
   }
-  const logLevel = values["log-level"] as string;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new UsageError(
-      `--log-level ${JSON.stringify(logLevel)} must be trace, debug, info, warn or error`,
-    );
-  }
+  const logLevel = parseLogLevelFlag(values["log-level"] as string);
   const backoffInitialMs = parseDurationFlag(
     "backoff-initial",
     values["backoff-initial"] as string,
@@ -246,7 +215,7 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
     localSource,
     kubeconfig,
     outFile: emptyToUndefined(values.out),
-    listen: parseHostPort(values.listen as string),
+    listen: parseListenFlag(values.listen as string, "127.0.0.1:8081"),
     mode,
     pollIntervalMs: parseDurationFlag("poll-interval", values["poll-interval"] as string, 10),
     keepaliveTimeoutMs: parseDurationFlag(

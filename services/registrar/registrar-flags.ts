@@ -4,8 +4,16 @@
  * message names the flag and says what is expected.
  */
 import { parseArgs } from "node:util";
-import { parseDuration } from "../common/duration.js";
 import { checkClusterName } from "../common/service-name.js";
+import {
+  parseDurationFlag,
+  parseListenFlag,
+  parseLogLevelFlag,
+  UsageError,
+} from "../process/flag-values.js";
+
+export { UsageError };
+
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 
 /** The registrar's validated configuration. */
@@ -55,11 +63,6 @@ export type ExportSourceConfig =
       readonly kind: "kubernetes";
     };
 
-/** A flag is missing or malformed. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
-
 /** The `--help` text. */
 export const REGISTRAR_USAGE = `Usage: aether-registrar --cluster NAME [flags]
 
@@ -91,26 +94,6 @@ Flags:
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 `;
-
-function parseListen(value: string): { host: string; port: number } {
-  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]*):(\d{1,5})$/.exec(value);
-  const port = match === null ? Number.NaN : Number(match[2]);
-  if (match === null || port > 65535) {
-    throw new UsageError(
-      `--listen ${JSON.stringify(value)} is not HOST:PORT (for example 127.0.0.1:8080)`,
-    );
-  }
-  const host = (match[1] as string).replace(/^\[|\]$/g, "");
-  return { host: host === "" ? "0.0.0.0" : host, port };
-}
-
-function durationFlag(name: string, value: string): number {
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new UsageError(`--${name}: ${(error as Error).message}`);
-  }
-}
 
 /**
  * Parses the registrar's arguments (without `node` and the script). Returns
@@ -179,13 +162,8 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   } catch (error) {
     throw new UsageError(`--etcd-prefix: ${(error as Error).message}`);
   }
-  const logLevel = values["log-level"] as string;
-  if (!["trace", "debug", "info", "warn", "error", "fatal", "silent"].includes(logLevel)) {
-    throw new UsageError(
-      `--log-level ${JSON.stringify(logLevel)} must be trace, debug, info, warn or error`,
-    );
-  }
-  const keepaliveMs = durationFlag("keepalive", values.keepalive as string);
+  const logLevel = parseLogLevelFlag(values["log-level"] as string);
+  const keepaliveMs = parseDurationFlag("keepalive", values.keepalive as string);
   if (keepaliveMs < 100) throw new UsageError("--keepalive must be at least 100ms");
   const exportSource = parseExportSource(values["export-source"] as string | undefined);
   const kubeconfig = values.kubeconfig as string | undefined;
@@ -197,20 +175,20 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
       "--seed and --export-source both write this cluster's projections; use one of them",
     );
   }
-  const electionTtlMs = durationFlag("election-ttl", values["election-ttl"] as string);
+  const electionTtlMs = parseDurationFlag("election-ttl", values["election-ttl"] as string);
   if (electionTtlMs < 1_000) {
     throw new UsageError("--election-ttl must be at least 1s (etcd leases count whole seconds)");
   }
   return {
     cluster,
-    ...parseListen(values.listen as string),
+    ...parseListenFlag(values.listen as string),
     store,
     etcdEndpoints: endpoints,
     etcdPrefix: prefix,
     controlCluster: controlCluster === "" ? undefined : controlCluster,
     keepaliveMs,
-    drainTimeoutMs: durationFlag("drain-timeout", values["drain-timeout"] as string),
-    storeTimeoutMs: durationFlag("store-timeout", values["store-timeout"] as string),
+    drainTimeoutMs: parseDurationFlag("drain-timeout", values["drain-timeout"] as string),
+    storeTimeoutMs: parseDurationFlag("store-timeout", values["store-timeout"] as string),
     logLevel,
     seedFile: values.seed as string | undefined,
     exportSource,

@@ -1,0 +1,64 @@
+/**
+ * Parsers of the flag values several programs share (`--listen`, durations,
+ * `--log-level`). Each throws a {@link UsageError} that names the flag.
+ */
+import { parseDuration } from "../common/duration.js";
+
+/** A flag is missing or malformed. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+const LISTEN = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]*):(\d{1,5})$/;
+
+/**
+ * Parses `--listen HOST:PORT` (an IPv6 host in brackets; an empty host means
+ * every address, `0.0.0.0`). `example` is shown in the error message.
+ */
+export function parseListenFlag(
+  value: string,
+  example = "127.0.0.1:8080",
+): { host: string; port: number } {
+  const match = LISTEN.exec(value);
+  const port = match === null ? Number.NaN : Number(match[2]);
+  if (match === null || port > 65535) {
+    throw new UsageError(
+      `--listen ${JSON.stringify(value)} is not HOST:PORT (for example ${example})`,
+    );
+  }
+  const host = (match[1] as string).replace(/^\[|\]$/g, "");
+  return { host: host === "" ? "0.0.0.0" : host, port };
+}
+
+/** Parses a duration flag in milliseconds, at least `minMs` (default 0). */
+export function parseDurationFlag(flag: string, text: string, minMs = 0): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (error) {
+    throw new UsageError(`--${flag}: ${(error as Error).message}`);
+  }
+  if (ms < minMs) throw new UsageError(`--${flag} must be at least ${minMs}ms`);
+  return ms;
+}
+
+/** The pino levels `--log-level` accepts. */
+export const LOG_LEVELS: readonly string[] = [
+  "trace",
+  "debug",
+  "info",
+  "warn",
+  "error",
+  "fatal",
+  "silent",
+];
+
+/** Checks `--log-level` and returns it. */
+export function parseLogLevelFlag(value: string): string {
+  if (!LOG_LEVELS.includes(value)) {
+    throw new UsageError(
+      `--log-level ${JSON.stringify(value)} must be trace, debug, info, warn or error`,
+    );
+  }
+  return value;
+}
