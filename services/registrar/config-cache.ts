@@ -128,6 +128,11 @@ export interface ConfigCache {
   start(): void;
   /** Resolves once the cache has synced for the first time (or rejects when stopped first). */
   whenSynced(): Promise<void>;
+  /**
+   * Resolves once the cache has left the `starting` state: it synced, found
+   * the store unavailable, or was stopped. Never rejects.
+   */
+  whenSettled(): Promise<void>;
   /** Stops following the store; subscriptions are closed without an error callback. */
   stop(): Promise<void>;
   /**
@@ -186,6 +191,13 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   let wake: (() => void) | undefined;
   let loop: Promise<void> | undefined;
   let syncedWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  let settledWaiters: (() => void)[] = [];
+
+  function settle(): void {
+    const waiters = settledWaiters;
+    settledWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
 
   function recordRejection(entry: StoredProjection): void {
     const key = entryKey(entry.origin, entry.service);
@@ -416,6 +428,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
         resync(listing.entries, listing.revision);
         everSynced = true;
         state = "synced";
+        settle();
         lastError = undefined;
         delay = retryMinMs;
         logger.info({ revision: revision, projections: all.size }, "config cache synced");
@@ -437,6 +450,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       }
       state = "unavailable";
       lastError = error;
+      settle();
       closeSubscribers(new StoreUnavailableError(`store unavailable: ${error.message}`));
       const jittered = delay / 2 + Math.random() * (delay / 2);
       await sleep(jittered);
@@ -466,9 +480,14 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       if (state === "stopped") return Promise.reject(new Error("config cache stopped"));
       return new Promise((resolve, reject) => syncedWaiters.push({ resolve, reject }));
     },
+    whenSettled() {
+      if (state !== "starting") return Promise.resolve();
+      return new Promise((resolve) => settledWaiters.push(resolve));
+    },
     async stop() {
       running = false;
       state = "stopped";
+      settle();
       wake?.();
       await loop;
       closeSubscribers(undefined);

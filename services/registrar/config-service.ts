@@ -3,7 +3,6 @@
  * revision (so they fail fast with UNAVAILABLE when it is down, and pages are
  * one consistent snapshot); watch streams are served from the config cache.
  */
-import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import {
@@ -171,10 +170,15 @@ async function waitUntilSynced(
   cache: ConfigCache,
   signals: readonly (AbortSignal | undefined)[],
 ): Promise<void> {
-  const synced = cache.whenSynced().catch(() => undefined);
-  while (cache.state === "starting" && !signals.some((signal) => signal?.aborted === true)) {
-    await Promise.race([synced, delay(50)]);
-  }
+  const live = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  if (live.some((signal) => signal.aborted)) return;
+  const aborted = AbortSignal.any(live);
+  await Promise.race([
+    cache.whenSettled(),
+    new Promise<void>((resolve) =>
+      aborted.addEventListener("abort", () => resolve(), { once: true }),
+    ),
+  ]);
 }
 
 /** Creates the ConfigService handlers for `router.service(ConfigService, …)`. */
