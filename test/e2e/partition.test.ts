@@ -18,14 +18,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CACHE_FILE_NAME, decodeCacheFile } from "../../clients/agent/last-known-cache.js";
 import { type AgentProcess, startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import {
+  agentVersions,
+  convergedTo,
   EXAMPLES,
-  effectiveProjection,
+  editCanaryOnHub,
+  effectiveVersions,
+  sameVersions,
   startClusterRegistrar,
   type TempCopy,
   tempCopy,
 } from "../support/e2e-cluster.js";
 import { useSharedEtcd } from "../support/etcd-suite.js";
-import { readRawProjections, setCanaryWeights, versionsOf } from "../support/export-store.js";
 import { type RegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
 import { waitFor } from "../support/wait.js";
 
@@ -73,57 +76,15 @@ function startAgentB(): Promise<AgentProcess> {
 }
 
 /** The version of every service at the hub (its EFFECTIVE view), by service. */
-async function hubVersions(): Promise<Record<string, string>> {
-  const entries = await Promise.all(
-    DEPS.map(async (s) => [s, (await effectiveProjection(hub.url, s))?.version ?? "none"]),
-  );
-  return Object.fromEntries(entries);
-}
-
-/** The version of every service in the agent's route table, by service. */
-async function agentVersions(agent: AgentProcess): Promise<Record<string, string>> {
-  return Object.fromEntries((await agent.routes()).map((e) => [e.service, e.version]));
-}
-
-/** Whether two `service -> version` records are equal, whatever their key order. */
-function sameVersions(a: Record<string, string>, b: Record<string, string>): boolean {
-  const flat = (r: Record<string, string>) =>
-    Object.entries(r)
-      .map(([s, v]) => `${s}@${v}`)
-      .sort()
-      .join();
-  return flat(a) === flat(b);
-}
+const hubVersions = () => effectiveVersions(hub.url, DEPS);
 
 /** Waits until the agent holds exactly the hub's current version of every service. */
-async function convergedToHub(agent: AgentProcess, what: string): Promise<Record<string, string>> {
-  let expected: Record<string, string> = {};
-  await waitFor(
-    async () => {
-      expected = await hubVersions();
-      return sameVersions(await agentVersions(agent), expected);
-    },
-    10_000,
-    what,
-  );
-  return expected;
-}
+const convergedToHub = (agent: AgentProcess, what: string, timeoutMs?: number) =>
+  convergedTo(hub.url, DEPS, agent, what, timeoutMs);
 
 /** Edits the checkout canary on the hub and resolves with the new stored version. */
-async function editOnHub(stable: number, canary: number): Promise<string> {
-  const before = versionsOf(await readRawProjections(shared.raw, prefix, "hub"))["shop/checkout"];
-  await setCanaryWeights((mesh as TempCopy).path, stable, canary);
-  let after: string | undefined;
-  await waitFor(
-    async () => {
-      after = versionsOf(await readRawProjections(shared.raw, prefix, "hub"))["shop/checkout"];
-      return after !== undefined && after !== before;
-    },
-    10_000,
-    `the hub to export the ${stable}/${canary} edit`,
-  );
-  return after as string;
-}
+const editOnHub = (stable: number, canary: number) =>
+  editCanaryOnHub(shared.raw, prefix, (mesh as TempCopy).path, stable, canary);
 
 beforeAll(async () => {
   prefix = shared.freshPrefix();

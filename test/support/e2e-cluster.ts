@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Etcd3 } from "etcd3";
 import { ConfigService, ConfigView } from "../../gen/aether/registry/v1/config_service_pb.js";
 import {
   type ServiceConfigProjection,
@@ -17,7 +18,9 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { type Decision, type EvaluatorRequest, evaluate } from "../../services/common/evaluator.js";
 import type { AgentProcess } from "./agent-process.js";
+import { readRawProjections, setCanaryWeights, versionsOf } from "./export-store.js";
 import { type RegistrarProcess, startRegistrarProcess } from "./registrar-process.js";
+import { waitFor } from "./wait.js";
 
 /** The repository's examples/ directory. */
 export const EXAMPLES = resolve(import.meta.dirname, "../../examples");
@@ -155,4 +158,80 @@ export async function healthz(url: string): Promise<boolean> {
 /** `origin@version` of the winner a registrar's EFFECTIVE view or an agent holds. */
 export function winnerOf(projection: ServiceConfigProjection | undefined): string {
   return projection === undefined ? "none" : `${projection.originCluster}@${projection.version}`;
+}
+
+/** The version of each of `services` in a registrar's EFFECTIVE view ("none" when absent). */
+export async function effectiveVersions(
+  url: string,
+  services: readonly string[],
+): Promise<Record<string, string>> {
+  const entries = await Promise.all(
+    services.map(async (s) => [s, (await effectiveProjection(url, s))?.version ?? "none"]),
+  );
+  return Object.fromEntries(entries);
+}
+
+/** The version of every service in an agent's route table, by service. */
+export async function agentVersions(agent: AgentProcess): Promise<Record<string, string>> {
+  return Object.fromEntries((await agent.routes()).map((e) => [e.service, e.version]));
+}
+
+/** Whether two `service -> version` records are equal, whatever their key order. */
+export function sameVersions(a: Record<string, string>, b: Record<string, string>): boolean {
+  const flat = (r: Record<string, string>) =>
+    Object.entries(r)
+      .map(([s, v]) => `${s}@${v}`)
+      .sort()
+      .join();
+  return flat(a) === flat(b);
+}
+
+/**
+ * Waits until `agent` holds exactly the version of each of `services` that the
+ * registrar at `url` has in its EFFECTIVE view; resolves with those versions.
+ */
+export async function convergedTo(
+  url: string,
+  services: readonly string[],
+  agent: AgentProcess,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<Record<string, string>> {
+  let expected: Record<string, string> = {};
+  await waitFor(
+    async () => {
+      expected = await effectiveVersions(url, services);
+      return sameVersions(await agentVersions(agent), expected);
+    },
+    timeoutMs,
+    what,
+  );
+  return expected;
+}
+
+/**
+ * Edits the checkout canary weights in the hub's manifest copy at `meshPath`
+ * and resolves with the new version the hub stores under `prefix`.
+ */
+export async function editCanaryOnHub(
+  raw: Etcd3,
+  prefix: string,
+  meshPath: string,
+  stable: number,
+  canary: number,
+): Promise<string> {
+  const stored = async () =>
+    versionsOf(await readRawProjections(raw, prefix, "hub"))["shop/checkout"];
+  const before = await stored();
+  await setCanaryWeights(meshPath, stable, canary);
+  let after: string | undefined;
+  await waitFor(
+    async () => {
+      after = await stored();
+      return after !== undefined && after !== before;
+    },
+    10_000,
+    `the hub to export the ${stable}/${canary} edit`,
+  );
+  return after as string;
 }
