@@ -5,6 +5,7 @@
  * backend with a non-zero weight, and every mirror with a fraction above 0),
  * or a seeded pseudo-random sequence (`--seed-random N`). Pure.
  */
+import { mulberry32 } from "../../services/common/mulberry32.js";
 import { UsageError } from "./usage-error.js";
 
 /** A random source and how to name it in the output. */
@@ -25,17 +26,7 @@ export function constantRandom(value: number): RandomSource {
  * reproducible, spread evenly over [0, 1).
  */
 export function seededRandom(seed: number): RandomSource {
-  let state = seed >>> 0;
-  return {
-    next() {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-    },
-    description: `seeded ${seed}`,
-  };
+  return { next: mulberry32(seed), description: `seeded ${seed}` };
 }
 
 /**

@@ -5,6 +5,7 @@
  * a seeded random source so that they are deterministic.
  */
 import { headerValue } from "../../services/common/evaluator.js";
+import { mulberry32 } from "../../services/common/mulberry32.js";
 import type { CorpusCase, CorpusFile, Expectation, GatewayRequest } from "./corpus.js";
 import type { Observed } from "./observed.js";
 
@@ -12,16 +13,7 @@ import type { Observed } from "./observed.js";
 export type Runner = (random: () => number) => Observed;
 
 /** A deterministic PRNG (mulberry32) returning numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const seededRandom: (seed: number) => () => number = mulberry32;
 
 /** A 32-bit FNV-1a hash, to derive a case's seed from its id. */
 export function hashSeed(text: string): number {

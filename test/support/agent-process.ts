@@ -89,10 +89,16 @@ export function readSample(text: string, sample: string): number | undefined {
  */
 export async function startAgentProcess(
   args: readonly string[],
-  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    timeoutMs?: number;
+    env?: NodeJS.ProcessEnv;
+    /** A compiled JavaScript main to run instead of the TypeScript sources (without tsx). */
+    script?: string;
+  } = {},
 ): Promise<AgentProcess> {
   const argv = args.includes("--listen") ? [...args] : [...args, "--listen", "127.0.0.1:0"];
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...argv], {
+  const entry = options.script === undefined ? ["--import", "tsx", MAIN] : [options.script];
+  const child = spawn(process.execPath, [...entry, ...argv], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: undefined, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -44,12 +44,20 @@ export async function startRegistrarProcess(
     env?: NodeJS.ProcessEnv;
     /** Runs `node` through this command, for example `["ip", "netns", "exec", ns]`. */
     commandPrefix?: readonly string[];
+    /** Extra `node` options, for example `["--cpu-prof"]`. */
+    nodeArgs?: readonly string[];
+    /**
+     * A compiled JavaScript main to run instead of the TypeScript sources
+     * (without tsx), as the container image does; see deploy/tsconfig.build.json.
+     */
+    script?: string;
   } = {},
 ): Promise<RegistrarProcess> {
   const argv = args.some((a) => a.startsWith("--listen"))
     ? [...args]
     : [...args, "--listen", "127.0.0.1:0"];
-  const node = [process.execPath, "--import", "tsx", MAIN, ...argv];
+  const entry = options.script === undefined ? ["--import", "tsx", MAIN] : [options.script];
+  const node = [process.execPath, ...(options.nodeArgs ?? []), ...entry, ...argv];
   const [command, ...commandArgs] = [...(options.commandPrefix ?? []), ...node];
   const child = spawn(command as string, commandArgs, {
     cwd: ROOT,

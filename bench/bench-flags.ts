@@ -1,0 +1,96 @@
+/**
+ * The benchmark's command line: `npm run bench -- [flags]`.
+ */
+import { parseArgs } from "node:util";
+import { UsageError } from "../services/process/flag-values.js";
+
+/** The usage text of `npm run bench`. */
+export const BENCH_USAGE = `Usage: npm run bench -- [flags]
+
+Builds a mesh on a real etcd (a hub exporting N services, a spoke registrar
+serving M agents' watch streams), measures propagation against etcd's own
+watch latency and against polling, demand scoping, the cold paths, a
+registrar restart and memory, then writes bench/REPORT.md and
+bench/results/latest.json. Its last line of output is the results as JSON.
+
+Flags:
+  --services N       exported services (default 10000)
+  --agents M         agents, one watch stream each (default 1000)
+  --deps K           services each agent depends on (default 20)
+  --changes C        route edits measured in watch mode (default 200)
+  --poll-changes P   route edits measured in poll mode (default min(C, 20))
+  --workers W        agent worker processes (default 4)
+  --seed S           seed of the scenario's random choices (default 1)
+  --results DIR      where the raw JSON goes (default bench/results)
+  --report FILE      the report to regenerate (default bench/REPORT.md; "" writes none)
+  --cpu-prof         profile the registrars and workers (node --cpu-prof) into DIR/profiles
+  -h, --help         print this help`;
+
+/** The parsed flags. */
+export interface BenchFlags {
+  readonly services: number;
+  readonly agents: number;
+  readonly deps: number;
+  readonly changes: number;
+  readonly pollChanges: number;
+  readonly workers: number;
+  readonly seed: number;
+  readonly resultsDir: string;
+  readonly report: string;
+  readonly cpuProf: boolean;
+  readonly help: boolean;
+}
+
+function positive(name: string, text: string | undefined, fallback: number, min = 1): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) {
+    throw new UsageError(`--${name} must be an integer ≥ ${min}, not ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+/** Parses `argv` (without node and the script); throws {@link UsageError} on bad flags. */
+export function parseBenchFlags(argv: readonly string[]): BenchFlags {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        services: { type: "string" },
+        agents: { type: "string" },
+        deps: { type: "string" },
+        changes: { type: "string" },
+        "poll-changes": { type: "string" },
+        workers: { type: "string" },
+        seed: { type: "string" },
+        results: { type: "string" },
+        report: { type: "string" },
+        "cpu-prof": { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const str = (name: string): string | undefined => values[name] as string | undefined;
+  const services = positive("services", str("services"), 10_000);
+  const deps = positive("deps", str("deps"), 20);
+  if (deps > services) throw new UsageError(`--deps ${deps} is more than --services ${services}`);
+  const changes = positive("changes", str("changes"), 200);
+  return {
+    services,
+    agents: positive("agents", str("agents"), 1_000),
+    deps,
+    changes,
+    pollChanges: positive("poll-changes", str("poll-changes"), Math.min(changes, 20), 0),
+    workers: positive("workers", str("workers"), 4),
+    seed: positive("seed", str("seed"), 1, 0),
+    resultsDir: str("results") ?? "bench/results",
+    report: str("report") ?? "bench/REPORT.md",
+    cpuProf: values["cpu-prof"] === true,
+    help: values.help === true,
+  };
+}
