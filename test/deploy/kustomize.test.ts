@@ -1,0 +1,559 @@
+/**
+ * deploy/: renders the hub and spoke overlays (and the examples built on
+ * them: a sandbox hub with its own etcd, two operator spoke overlays) with
+ * `kubectl kustomize` and checks what an operator relies on: hardened,
+ * probed, bounded workloads; one control-cluster name everywhere; the hub
+ * without agents and the spoke without export; read-only RBAC on exactly the
+ * kinds the registrar watches, bound to the right ServiceAccounts.
+ *
+ * Skipped, loudly, only when kubectl is not installed (CI has it).
+ */
+import { basename, dirname, posix } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { KUBERNETES_SOURCE_RESOURCES } from "../../services/registrar/export/kubernetes-source.js";
+import {
+  allContainers,
+  type Container,
+  durationSeconds,
+  effectiveArgs,
+  find,
+  flagValue,
+  flagValues,
+  hasKubectl,
+  type KubeObject,
+  ofKind,
+  type PodSpec,
+  render,
+  type Workload,
+  workload,
+  workloads,
+} from "./rendered-manifests.js";
+
+if (!hasKubectl) {
+  console.warn(
+    "test/deploy/kustomize.test.ts: kubectl is not installed, so the deploy/ Kustomize " +
+      "renderings are NOT checked here. Install kubectl (CI has it) to run these tests.",
+  );
+}
+
+const HUB = "deploy/overlays/hub";
+const SPOKE = "deploy/overlays/spoke";
+const SANDBOX_HUB = "deploy/examples/sandbox-hub";
+const EAST = "deploy/examples/spoke-east";
+const WEST = "deploy/examples/spoke-west";
+const CRDS = "deploy/crds";
+/** Every rendering of a cluster's install. */
+const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, EAST, WEST];
+/** The renderings with agents. */
+const SPOKES = [SPOKE, EAST, WEST];
+/** The renderings of a control cluster. */
+const HUBS = [HUB, SANDBOX_HUB];
+
+const NAMESPACE = "aether-system";
+/** The workloads that run the aether image. */
+const AETHER_WORKLOADS = ["aether-registrar", "aether-agent"];
+const READ_VERBS = new Set(["get", "list", "watch"]);
+
+/** `group/plural` of every kind the Kubernetes source (export, local routes) watches. */
+const WATCHED = new Set(KUBERNETES_SOURCE_RESOURCES.map((r) => `${r.group}/${r.plural}`));
+
+/** A rule of a Role or ClusterRole. */
+interface PolicyRule {
+  readonly apiGroups?: readonly string[];
+  readonly resources?: readonly string[];
+  readonly verbs: readonly string[];
+  readonly nonResourceURLs?: readonly string[];
+}
+
+/** A RoleBinding or ClusterRoleBinding. */
+interface Binding extends KubeObject {
+  readonly roleRef: { readonly apiGroup: string; readonly kind: string; readonly name: string };
+  readonly subjects?: readonly {
+    readonly kind: string;
+    readonly name: string;
+    readonly namespace?: string;
+  }[];
+}
+
+/** What is wrong with one container's hardening, probes and resources (empty: nothing). */
+function containerProblems(pod: PodSpec, container: Container, probed: boolean): string[] {
+  const problems: string[] = [];
+  const own = container.securityContext ?? {};
+  const podLevel = pod.securityContext ?? {};
+  const expectThat = (ok: boolean, what: string) => {
+    if (!ok) problems.push(`${container.name}: ${what}`);
+  };
+  expectThat((own.runAsNonRoot ?? podLevel.runAsNonRoot) === true, "runAsNonRoot is not true");
+  const uid = own.runAsUser ?? podLevel.runAsUser;
+  expectThat(uid !== undefined && uid !== 0, `runAsUser is ${String(uid)}, not a non-root UID`);
+  expectThat(own.readOnlyRootFilesystem === true, "readOnlyRootFilesystem is not true");
+  expectThat(own.allowPrivilegeEscalation === false, "allowPrivilegeEscalation is not false");
+  expectThat(own.privileged !== true, "privileged");
+  expectThat(own.capabilities?.drop?.includes("ALL") === true, "capabilities do not drop ALL");
+  expectThat((own.capabilities?.add ?? []).length === 0, "adds capabilities");
+  const seccomp = own.seccompProfile?.type ?? podLevel.seccompProfile?.type;
+  expectThat(seccomp === "RuntimeDefault", `seccomp profile is ${String(seccomp)}`);
+  for (const resource of ["cpu", "memory"]) {
+    expectThat(container.resources?.requests?.[resource] !== undefined, `no ${resource} request`);
+    expectThat(container.resources?.limits?.[resource] !== undefined, `no ${resource} limit`);
+  }
+  expectThat(
+    container.image !== undefined &&
+      /:[\w][\w.-]*$/.test(container.image) &&
+      !container.image.endsWith(":latest"),
+    `image ${String(container.image)} has no pinned tag`,
+  );
+  if (probed) {
+    for (const probe of ["livenessProbe", "readinessProbe"] as const) {
+      const port = container[probe]?.httpGet?.port;
+      expectThat(port !== undefined, `no HTTP ${probe}`);
+      expectThat(
+        (container.ports ?? []).some((p) => p.name === port || p.containerPort === port),
+        `${probe} port ${String(port)} is not a container port`,
+      );
+    }
+  }
+  for (const mount of container.volumeMounts ?? []) {
+    const volume = (pod.volumes ?? []).find((v) => v.name === mount.name);
+    expectThat(volume !== undefined, `mounts undeclared volume ${mount.name}`);
+    if (volume !== undefined && mount.readOnly !== true) {
+      expectThat(
+        volume.emptyDir !== undefined || volume.hostPath !== undefined,
+        `writable mount ${mount.mountPath} is not an emptyDir or hostPath`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** The effective args of the one container of a workload. */
+function soleContainerArgs(objects: readonly KubeObject[], w: Workload): string[] {
+  expect(w.pod.containers).toHaveLength(1);
+  return effectiveArgs(w.pod.containers[0] as Container, objects);
+}
+
+/** True when a mount of `container` at `dir` (or above it) is a writable emptyDir or hostPath. */
+function writableVolumeHolds(pod: PodSpec, container: Container, path: string): boolean {
+  return (container.volumeMounts ?? []).some((mount) => {
+    const volume = (pod.volumes ?? []).find((v) => v.name === mount.name);
+    const inside = path === mount.mountPath || path.startsWith(`${mount.mountPath}/`);
+    return (
+      inside &&
+      mount.readOnly !== true &&
+      (volume?.emptyDir !== undefined || volume?.hostPath !== undefined)
+    );
+  });
+}
+
+/** True when every label of `selector` is among `labels`. */
+function selects(
+  selector: Readonly<Record<string, string>>,
+  labels: Readonly<Record<string, string>>,
+) {
+  const entries = Object.entries(selector);
+  return entries.length > 0 && entries.every(([k, v]) => labels[k] === v);
+}
+
+describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)", () => {
+  const rendered = new Map<string, KubeObject[]>();
+  /** The rendering of `dir` (rendered once, in beforeAll). */
+  const objectsOf = (dir: string): KubeObject[] => {
+    const objects = rendered.get(dir);
+    if (objects === undefined) throw new Error(`${dir} was not rendered`);
+    return objects;
+  };
+
+  beforeAll(async () => {
+    await Promise.all(
+      [...INSTALLS, CRDS].map(async (dir) => {
+        rendered.set(dir, await render(dir));
+      }),
+    );
+  }, 60_000);
+
+  describe("every workload", () => {
+    it.each(INSTALLS)(
+      "%s: every container runs as non-root with a read-only root file system, probes and limits",
+      (dir) => {
+        const all = workloads(objectsOf(dir));
+        expect(all.length).toBeGreaterThan(0);
+        const problems = all.flatMap((w) => {
+          expect(w.pod.hostNetwork).not.toBe(true);
+          return [
+            ...(w.pod.initContainers ?? []).flatMap((c) => containerProblems(w.pod, c, false)),
+            ...w.pod.containers.flatMap((c) => containerProblems(w.pod, c, true)),
+          ].map((p) => `${w.object.kind} ${w.object.metadata.name}: ${p}`);
+        });
+        expect(problems).toEqual([]);
+      },
+    );
+
+    it.each(INSTALLS)(
+      "%s: aether containers probe /healthz (liveness) and /readyz (readiness)",
+      (dir) => {
+        const aether = workloads(objectsOf(dir))
+          .filter((w) => AETHER_WORKLOADS.includes(w.object.metadata.name))
+          .flatMap((w) => allContainers(w.pod));
+        expect(aether.length).toBeGreaterThan(0);
+        for (const container of aether) {
+          expect(container.livenessProbe?.httpGet?.path, container.name).toBe("/healthz");
+          expect(container.readinessProbe?.httpGet?.path, container.name).toBe("/readyz");
+          expect(container.command?.[0], container.name).toMatch(
+            /^\/app\/bin\/aether-(registrar|agent)$/,
+          );
+        }
+      },
+    );
+
+    it.each(INSTALLS)(
+      "%s: everything namespaced lives in aether-system, which enforces restricted",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const namespace = find(objects, "Namespace", NAMESPACE);
+        expect(namespace.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe(
+          "restricted",
+        );
+        const clusterScoped = new Set([
+          "Namespace",
+          "ClusterRole",
+          "ClusterRoleBinding",
+          "CustomResourceDefinition",
+        ]);
+        for (const object of objects.filter((o) => !clusterScoped.has(o.kind))) {
+          expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe(
+            NAMESPACE,
+          );
+        }
+      },
+    );
+  });
+
+  describe("one control cluster", () => {
+    it("hub registrar, spoke registrars and spoke agents all name the same control cluster", () => {
+      const seen: { where: string; value: string }[] = [];
+      for (const dir of HUBS) {
+        const objects = objectsOf(dir);
+        const args = soleContainerArgs(
+          objects,
+          workload(objects, "Deployment", "aether-registrar"),
+        );
+        seen.push({
+          where: `${dir} registrar --control-cluster`,
+          value: flagValue(args, "control-cluster"),
+        });
+        // The hub is the control cluster: its own name is the control cluster's.
+        seen.push({ where: `${dir} registrar --cluster`, value: flagValue(args, "cluster") });
+      }
+      for (const dir of SPOKES) {
+        const objects = objectsOf(dir);
+        for (const [kind, name] of [
+          ["Deployment", "aether-registrar"],
+          ["DaemonSet", "aether-agent"],
+        ] as const) {
+          const args = soleContainerArgs(objects, workload(objects, kind, name));
+          seen.push({
+            where: `${dir} ${name} --control-cluster`,
+            value: flagValue(args, "control-cluster"),
+          });
+        }
+      }
+      const control = seen[0]?.value;
+      expect(control).toMatch(/^[a-z0-9][a-z0-9-]*$/);
+      expect(seen.filter((s) => s.value !== control)).toEqual([]);
+    });
+
+    it("each spoke's registrar and agent share the spoke's own name, unlike the hub's", () => {
+      const names = SPOKES.map((dir) => {
+        const objects = objectsOf(dir);
+        const registrar = soleContainerArgs(
+          objects,
+          workload(objects, "Deployment", "aether-registrar"),
+        );
+        const agent = soleContainerArgs(objects, workload(objects, "DaemonSet", "aether-agent"));
+        expect(flagValue(agent, "cluster")).toBe(flagValue(registrar, "cluster"));
+        expect(flagValue(registrar, "cluster")).not.toBe(flagValue(registrar, "control-cluster"));
+        return flagValue(registrar, "cluster");
+      });
+      expect(names).toEqual(["spoke", "east", "west"]);
+    });
+  });
+
+  describe("the hub", () => {
+    it.each(HUBS)(
+      "%s: two registrar replicas exporting from the Kubernetes API into etcd",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const registrar = workload(objects, "Deployment", "aether-registrar");
+        const args = soleContainerArgs(objects, registrar);
+        expect(registrar.replicas).toBe(2);
+        expect(flagValue(args, "export-source")).toBe("kubernetes");
+        expect(flagValue(args, "store")).toBe("etcd");
+        expect(flagValue(args, "listen")).toBe("0.0.0.0:8080");
+        expect(durationSeconds(flagValue(args, "election-ttl"))).toBeGreaterThan(0);
+        expect(registrar.pod.automountServiceAccountToken).toBe(true);
+        const grace = registrar.pod.terminationGracePeriodSeconds ?? 30;
+        expect(grace).toBeGreaterThan(durationSeconds(flagValue(args, "drain-timeout")));
+      },
+    );
+
+    it.each(HUBS)("%s: a PodDisruptionBudget keeps one of the two replicas up", (dir) => {
+      const objects = objectsOf(dir);
+      const registrar = workload(objects, "Deployment", "aether-registrar");
+      const budgets = ofKind(objects, "PodDisruptionBudget").filter((pdb) =>
+        selects(
+          (pdb.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels,
+          registrar.podLabels,
+        ),
+      );
+      expect(budgets).toHaveLength(1);
+      const spec = (budgets[0] as KubeObject).spec as {
+        maxUnavailable?: number;
+        minAvailable?: number;
+      };
+      const available = spec.minAvailable ?? (registrar.replicas ?? 1) - (spec.maxUnavailable ?? 0);
+      expect(available).toBeGreaterThanOrEqual(1);
+      expect(available).toBeLessThan(registrar.replicas ?? 1);
+    });
+
+    it.each(HUBS)("%s: has no agent", (dir) => {
+      const objects = objectsOf(dir);
+      expect(ofKind(objects, "DaemonSet")).toEqual([]);
+      expect(objects.filter((o) => o.metadata.name.startsWith("aether-agent"))).toEqual([]);
+      const programs = workloads(objects).flatMap((w) =>
+        allContainers(w.pod).map((c) => c.command?.[0]),
+      );
+      expect(programs).not.toContain("/app/bin/aether-agent");
+    });
+
+    it(`${HUB}: etcd endpoints come from the operator's ConfigMap aether-etcd`, () => {
+      const objects = objectsOf(HUB);
+      const container = workload(objects, "Deployment", "aether-registrar").pod
+        .containers[0] as Container;
+      const endpoints = flagValue(effectiveArgs(container, objects), "etcd-endpoints");
+      expect(endpoints).toBe("$(AETHER_ETCD_ENDPOINTS)");
+      const variable = container.env?.find((e) => e.name === "AETHER_ETCD_ENDPOINTS");
+      expect(variable?.valueFrom?.configMapKeyRef).toEqual({
+        name: "aether-etcd",
+        key: "ENDPOINTS",
+      });
+      expect(ofKind(objects, "ConfigMap").map((c) => c.metadata.name)).not.toContain("aether-etcd");
+    });
+
+    it(`${SANDBOX_HUB}: the registrars use the sandbox etcd`, () => {
+      const objects = objectsOf(SANDBOX_HUB);
+      const args = soleContainerArgs(objects, workload(objects, "Deployment", "aether-registrar"));
+      const endpoint = new URL(flagValue(args, "etcd-endpoints"));
+      const service = find(objects, "Service", endpoint.hostname);
+      const ports = (service.spec as { ports: { port: number }[] }).ports.map((p) => p.port);
+      expect(ports).toContain(Number(endpoint.port));
+      const etcd = workload(objects, "Deployment", "aether-etcd-sandbox");
+      expect(
+        selects((service.spec as { selector: Record<string, string> }).selector, etcd.podLabels),
+      ).toBe(true);
+      expect(etcd.replicas).toBe(1);
+    });
+  });
+
+  describe("the spokes", () => {
+    it.each(SPOKES)("%s: the registrar imports only: no export source, no API token", (dir) => {
+      const objects = objectsOf(dir);
+      const registrar = workload(objects, "Deployment", "aether-registrar");
+      const args = soleContainerArgs(objects, registrar);
+      expect(flagValues(args, "export-source")).toEqual([]);
+      expect(flagValues(args, "election-ttl")).toEqual([]);
+      expect(flagValue(args, "store")).toBe("etcd");
+      expect(registrar.pod.automountServiceAccountToken).toBe(false);
+    });
+
+    it.each(SPOKES)("%s: the agent DaemonSet follows this cluster's registrar Service", (dir) => {
+      const objects = objectsOf(dir);
+      const agent = workload(objects, "DaemonSet", "aether-agent");
+      const args = soleContainerArgs(objects, agent);
+      const url = new URL(flagValue(args, "registrar"));
+      const service = find(objects, "Service", url.hostname);
+      const spec = service.spec as { selector: Record<string, string>; ports: { port: number }[] };
+      expect(spec.ports.map((p) => p.port)).toContain(Number(url.port));
+      const registrar = workload(objects, "Deployment", "aether-registrar");
+      expect(selects(spec.selector, registrar.podLabels)).toBe(true);
+    });
+
+    it.each(SPOKES)(
+      "%s: the agent reads its deps from a mounted ConfigMap and writes only to volumes",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const agent = workload(objects, "DaemonSet", "aether-agent");
+        const container = agent.pod.containers[0] as Container;
+        const args = effectiveArgs(container, objects);
+        expect(flagValues(args, "deps")).toEqual([]);
+        const depsFile = flagValue(args, "deps-file");
+        const mount = container.volumeMounts?.find((m) => m.mountPath === dirname(depsFile));
+        const volume = agent.pod.volumes?.find((v) => v.name === mount?.name);
+        expect(
+          volume?.configMap,
+          "the deps file's directory is a whole ConfigMap volume (no subPath)",
+        ).toBeDefined();
+        const configMap = find(objects, "ConfigMap", volume?.configMap?.name ?? "");
+        expect(Object.keys(configMap.data as Record<string, string>)).toContain(basename(depsFile));
+        for (const flag of ["cache-dir", "out"]) {
+          expect(
+            writableVolumeHolds(agent.pod, container, posix.normalize(flagValue(args, flag))),
+            flag,
+          ).toBe(true);
+        }
+        expect(flagValue(args, "listen")).toBe("0.0.0.0:8081");
+        expect(container.ports?.map((p) => p.containerPort)).toEqual([8081]);
+      },
+    );
+
+    it.each([SPOKE, EAST])("%s: the agent has no Kubernetes API access at all", (dir) => {
+      const objects = objectsOf(dir);
+      const agent = workload(objects, "DaemonSet", "aether-agent");
+      expect(agent.pod.automountServiceAccountToken).toBe(false);
+      expect(find(objects, "ServiceAccount", "aether-agent").automountServiceAccountToken).toBe(
+        false,
+      );
+      const bindings = [
+        ...ofKind(objects, "RoleBinding"),
+        ...ofKind(objects, "ClusterRoleBinding"),
+      ] as Binding[];
+      expect(bindings.filter((b) => b.subjects?.some((s) => s.name === "aether-agent"))).toEqual(
+        [],
+      );
+      expect(flagValues(soleContainerArgs(objects, agent), "local-source")).toEqual([]);
+    });
+
+    it(`${WEST}: with local routes, the agent reads its cluster's routes read-only`, () => {
+      const objects = objectsOf(WEST);
+      const agent = workload(objects, "DaemonSet", "aether-agent");
+      expect(flagValue(soleContainerArgs(objects, agent), "local-source")).toBe("kubernetes");
+      expect(agent.pod.automountServiceAccountToken).toBe(true);
+    });
+  });
+
+  describe("RBAC", () => {
+    it.each(INSTALLS)(
+      "%s: roles grant only get/list/watch on the kinds the registrar watches",
+      (dir) => {
+        const roles = [...ofKind(objectsOf(dir), "Role"), ...ofKind(objectsOf(dir), "ClusterRole")];
+        for (const role of roles) {
+          const rules = (role.rules ?? []) as PolicyRule[];
+          expect(rules.length, role.metadata.name).toBeGreaterThan(0);
+          for (const rule of rules) {
+            expect(rule.nonResourceURLs, role.metadata.name).toBeUndefined();
+            expect(
+              rule.verbs.filter((v) => !READ_VERBS.has(v)),
+              role.metadata.name,
+            ).toEqual([]);
+            for (const group of rule.apiGroups ?? []) {
+              for (const resource of rule.resources ?? []) {
+                expect(
+                  WATCHED.has(`${group}/${resource}`),
+                  `${role.metadata.name}: ${group}/${resource}`,
+                ).toBe(true);
+              }
+            }
+          }
+        }
+      },
+    );
+
+    it.each(HUBS)(
+      "%s: the export role covers exactly what the Kubernetes source watches",
+      (dir) => {
+        const role = find(objectsOf(dir), "ClusterRole", "aether-registrar-export");
+        const granted = new Set(
+          ((role.rules ?? []) as PolicyRule[]).flatMap((rule) =>
+            rule.verbs.length === READ_VERBS.size && rule.verbs.every((v) => READ_VERBS.has(v))
+              ? (rule.apiGroups ?? []).flatMap((g) =>
+                  (rule.resources ?? []).map((r) => `${g}/${r}`),
+                )
+              : [],
+          ),
+        );
+        expect([...granted].sort()).toEqual([...WATCHED].sort());
+      },
+    );
+
+    it.each(INSTALLS)(
+      "%s: each binding binds its role to the ServiceAccount of the pods that need it",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const bindings = [
+          ...ofKind(objects, "RoleBinding"),
+          ...ofKind(objects, "ClusterRoleBinding"),
+        ] as Binding[];
+        const expected: Record<string, string> = {
+          "aether-registrar-export": "aether-registrar",
+          "aether-agent-local-routes": "aether-agent",
+        };
+        const bound = new Set<string>();
+        for (const binding of bindings) {
+          find(objects, binding.roleRef.kind, binding.roleRef.name);
+          expect(binding.roleRef.apiGroup).toBe("rbac.authorization.k8s.io");
+          expect(binding.subjects?.length, binding.metadata.name).toBe(1);
+          for (const subject of binding.subjects ?? []) {
+            expect(subject.kind).toBe("ServiceAccount");
+            expect(subject.name, binding.metadata.name).toBe(expected[binding.roleRef.name]);
+            const account = find(objects, "ServiceAccount", subject.name);
+            expect(subject.namespace, binding.metadata.name).toBe(account.metadata.namespace);
+            bound.add(subject.name);
+          }
+        }
+        // A pod gets a token exactly when its ServiceAccount has API rights to use.
+        for (const w of workloads(objects)) {
+          const account = w.pod.serviceAccountName ?? "default";
+          expect(
+            w.pod.automountServiceAccountToken === true,
+            `${w.object.metadata.name} token`,
+          ).toBe(bound.has(account));
+        }
+        const wanted =
+          dir === WEST ? ["aether-agent"] : HUBS.includes(dir) ? ["aether-registrar"] : [];
+        expect([...bound].sort()).toEqual(wanted);
+      },
+    );
+  });
+
+  describe("the ServiceExport CRD", () => {
+    it("is multicluster.x-k8s.io/v1alpha1 ServiceExport, namespaced, with a status subresource", () => {
+      const [crd, ...others] = objectsOf(CRDS);
+      expect(others).toEqual([]);
+      const spec = (crd as KubeObject).spec as {
+        group: string;
+        scope: string;
+        names: { kind: string; plural: string };
+        versions: {
+          name: string;
+          served: boolean;
+          storage: boolean;
+          subresources?: { status?: object };
+          schema: {
+            openAPIV3Schema: {
+              properties: Record<string, { properties?: Record<string, unknown> }>;
+            };
+          };
+        }[];
+      };
+      const watched = KUBERNETES_SOURCE_RESOURCES.find((r) => r.kind === "ServiceExport");
+      expect(crd?.kind).toBe("CustomResourceDefinition");
+      expect(crd?.metadata.name).toBe(`${watched?.plural}.${watched?.group}`);
+      expect({
+        group: spec.group,
+        scope: spec.scope,
+        kind: spec.names.kind,
+        plural: spec.names.plural,
+      }).toEqual({
+        group: watched?.group,
+        scope: "Namespaced",
+        kind: "ServiceExport",
+        plural: watched?.plural,
+      });
+      const version = spec.versions.find((v) => v.name === watched?.version);
+      expect(version?.served).toBe(true);
+      expect(version?.storage).toBe(true);
+      expect(version?.subresources?.status).toEqual({});
+      const status = version?.schema.openAPIV3Schema.properties.status;
+      expect(Object.keys(status?.properties ?? {})).toEqual(["conditions"]);
+    });
+  });
+});
