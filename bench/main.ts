@@ -6,6 +6,8 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { parseCommandLine } from "../services/process/command-line.js";
+import { stopAllAgents } from "../test/support/agent-process.js";
+import { stopAllRegistrars } from "../test/support/registrar-process.js";
 import { BENCH_USAGE, parseBenchFlags } from "./bench-flags.js";
 import { headline, renderReport } from "./report.js";
 import { runBench } from "./run-bench.js";
@@ -18,6 +20,14 @@ const command = parseCommandLine("bench", `${BENCH_USAGE}\n`, () => {
 });
 if ("exitCode" in command) process.exit(command.exitCode);
 const flags = command.config;
+// Ctrl-C or SIGTERM mid-run: stop the registrar and agent processes (etcd
+// and the workers go with this process's exit).
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`bench: ${signal}, stopping\n`);
+    void Promise.all([stopAllRegistrars(), stopAllAgents()]).finally(() => process.exit(130));
+  });
+}
 const results = await runBench(flags);
 const resultsDir = resolve(ROOT, flags.resultsDir);
 await mkdir(resultsDir, { recursive: true });
