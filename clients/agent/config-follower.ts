@@ -17,7 +17,7 @@
  *   failure: last-known config keeps being served.
  * - **Poll fallback**: from the first failure until a new stream has
  *   synced, `ListAllConfig` (ALL_ORIGINS, the dependency set, every page at
- *   one revision) runs every poll interval; a complete listing replaces the
+ *   one revision) runs every poll interval (± 10 % jitter); a complete listing replaces the
  *   state, and a successful poll retries the stream at once. Mode `poll`
  *   only polls.
  * - **Checks**: every received projection goes through
@@ -118,6 +118,8 @@ export interface ConfigFollowerOptions {
   readonly observer?: FollowerObserver;
   /** Logger; silent by default. */
   readonly logger?: Logger;
+  /** Uniform numbers in [0, 1) for the poll jitter; default `Math.random`. */
+  readonly random?: () => number;
 }
 
 /** A running follower. */
@@ -165,6 +167,13 @@ export function createReconnectBackoff(
 export class ProtocolError extends Error {
   override readonly name = "ProtocolError";
 }
+
+/**
+ * Each poll period is the interval times a factor drawn uniformly from
+ * 1 ± this, so a fleet of agents that started (or lost their registrar)
+ * together does not poll in lockstep.
+ */
+const POLL_JITTER = 0.1;
 
 /** The longest snapshot (events before SYNCED) the follower buffers. */
 const MAX_BUFFERED_EVENTS = 200_000;
@@ -236,6 +245,7 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
   const { client, policy } = options;
   const configuredMode = options.mode ?? "watch";
   const pollIntervalMs = options.pollIntervalMs ?? 10_000;
+  const random = options.random ?? Math.random;
   const keepaliveTimeoutMs = options.keepaliveTimeoutMs ?? 45_000;
   const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   const pageSize = options.pageSize ?? 1000;
@@ -532,7 +542,10 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
   const pollLoop = async (signal: AbortSignal, onSuccess?: () => void): Promise<void> => {
     while (!signal.aborted) {
       if (await pollOnce(signal)) onSuccess?.();
-      await interruptibleSleep(pollIntervalMs, signal).done;
+      await interruptibleSleep(
+        pollIntervalMs * (1 - POLL_JITTER + 2 * POLL_JITTER * random()),
+        signal,
+      ).done;
     }
   };
 
