@@ -218,16 +218,32 @@ function createApplyLog(pool: WorkerPool) {
 function createTimedExport(endpoint: string, objects: KubeObject[]) {
   const store = createEtcdStore({ origin: "hub", endpoints: [endpoint], prefix: PREFIX });
   const puts = new Map<string, { version: string; t: number }[]>();
+  const record = (service: string, version: string, t: number): void => {
+    const list = puts.get(service) ?? [];
+    list.push({ version, t });
+    puts.set(service, list);
+  };
+  // The write path the controller uses (batched writes, or single puts):
+  // the moment it calls the store is the start of propagation.
   const timed = new Proxy(store, {
     get(target, property, receiver) {
       if (property === "put") {
         const put: ConfigStore["put"] = (projection, options) => {
-          const list = puts.get(projection.service) ?? [];
-          list.push({ version: projection.version, t: preciseNow() });
-          puts.set(projection.service, list);
+          record(projection.service, projection.version, preciseNow());
           return target.put(projection, options);
         };
         return put;
+      }
+      if (property === "write") {
+        const write: ConfigStore["write"] = (changes, options) => {
+          const t = preciseNow();
+          for (const change of changes) {
+            if (change.type === "put")
+              record(change.projection.service, change.projection.version, t);
+          }
+          return target.write(changes, options);
+        };
+        return write;
       }
       const value = Reflect.get(target, property, receiver) as unknown;
       return typeof value === "function" ? value.bind(target) : value;

@@ -18,13 +18,14 @@ export interface WorkerPool {
   onReport(listener: (report: WorkerReport) => void): () => void;
   /**
    * Starts `agents` spread round-robin over the workers, in `mode`, and
-   * resolves with when each became ready (its first complete route table).
+   * resolves with when each became ready (its first complete route table);
+   * rejects when they are not all ready within `timeoutMs` (default 180 s).
    */
   startAgents(
     registrar: string,
     agents: readonly WorkerAgentSpec[],
     mode: "watch" | "poll",
-    options: { pollIntervalMs?: number; keepaliveTimeoutMs: number },
+    options: { pollIntervalMs?: number; keepaliveTimeoutMs: number; timeoutMs?: number },
   ): Promise<Map<number, number>>;
   /** Bytes every agent has read from the network so far, by agent id. */
   bytes(): Promise<Map<number, number>>;
@@ -94,11 +95,21 @@ export function createWorkerPool(count: number, nodeArgs: readonly string[] = []
     onReport,
     startAgents(registrar, agents, mode, options) {
       const ready = new Map<number, number>();
-      return new Promise((resolvePromise) => {
+      const timeoutMs = options.timeoutMs ?? 180_000;
+      return new Promise((resolvePromise, reject) => {
+        const timer = setTimeout(() => {
+          off();
+          reject(
+            new Error(
+              `only ${ready.size} of ${agents.length} agents were ready after ${timeoutMs} ms`,
+            ),
+          );
+        }, timeoutMs);
         const off = onReport((report) => {
           if (report.type !== "ready") return;
           for (const item of report.items) ready.set(item.id, item.t);
           if (ready.size === agents.length) {
+            clearTimeout(timer);
             off();
             resolvePromise(ready);
           }

@@ -27,18 +27,31 @@ export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
   "service_mismatch",
 ];
 
-/** A projection offered to the policy, with the origin and service of its key. */
-export interface ImportCandidate {
+/** The fields of a projection the policy reads: its service and version. */
+export type ProjectionHeader = Pick<ServiceConfigProjection, "service" | "version">;
+
+/**
+ * What the policy needs of a candidate: the origin and service of its key,
+ * and the projection's own service and version. A holder of many candidates
+ * (the registrar's cache) can offer just these instead of whole messages.
+ */
+export interface PolicyCandidate {
   /** The origin cluster, from the store key path. */
   readonly origin: string;
   /** The service, from the store key path. */
   readonly service: string;
+  /** The projection, or at least its service and version. */
+  readonly projection: ProjectionHeader;
+}
+
+/** A projection offered to the policy, with the origin and service of its key. */
+export interface ImportCandidate extends PolicyCandidate {
   /** The projection itself. */
   readonly projection: ServiceConfigProjection;
 }
 
 /** A candidate the policy refused, and why. */
-export interface ImportRejection<T extends ImportCandidate> {
+export interface ImportRejection<T extends PolicyCandidate> {
   /** The refused candidate. */
   readonly candidate: T;
   /** The machine-readable reason (a metric label). */
@@ -48,7 +61,7 @@ export interface ImportRejection<T extends ImportCandidate> {
 }
 
 /** A service that more than one trusted origin exports. */
-export interface ImportConflict<T extends ImportCandidate> {
+export interface ImportConflict<T extends PolicyCandidate> {
   /** The service. */
   readonly service: string;
   /** The candidate that won. */
@@ -58,7 +71,7 @@ export interface ImportConflict<T extends ImportCandidate> {
 }
 
 /** The outcome of {@link ImportPolicy.resolve}. */
-export interface ImportResolution<T extends ImportCandidate> {
+export interface ImportResolution<T extends PolicyCandidate> {
   /** One winner per service, in service order. */
   readonly winners: Map<string, T>;
   /** Every refused candidate, in input order. */
@@ -82,19 +95,19 @@ export interface ImportPolicy {
   /** The control cluster, or undefined in federated mode. */
   readonly controlCluster: string | undefined;
   /** Returns the rejection of one candidate, or undefined when it is acceptable. */
-  check<T extends ImportCandidate>(candidate: T): ImportRejection<T> | undefined;
+  check<T extends PolicyCandidate>(candidate: T): ImportRejection<T> | undefined;
   /**
    * Checks every candidate and picks one winner per service: the highest
    * `version` (compared as instants); equal versions are broken by the
    * lexicographically smallest origin name, so the outcome does not depend on
    * input order.
    */
-  resolve<T extends ImportCandidate>(candidates: Iterable<T>): ImportResolution<T>;
+  resolve<T extends PolicyCandidate>(candidates: Iterable<T>): ImportResolution<T>;
   /**
    * Orders two acceptable candidates of one service: negative when `a` beats
    * `b`. Both must have passed {@link ImportPolicy.check}.
    */
-  compare(a: ImportCandidate, b: ImportCandidate): number;
+  compare(a: PolicyCandidate, b: PolicyCandidate): number;
 }
 
 /** Creates the import policy for a topology. */
@@ -104,7 +117,7 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
       ? undefined
       : options.controlCluster;
 
-  function check<T extends ImportCandidate>(candidate: T): ImportRejection<T> | undefined {
+  function check<T extends PolicyCandidate>(candidate: T): ImportRejection<T> | undefined {
     if (controlCluster !== undefined && candidate.origin !== controlCluster) {
       return {
         candidate,
@@ -133,14 +146,14 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
     return undefined;
   }
 
-  function compare(a: ImportCandidate, b: ImportCandidate): number {
+  function compare(a: PolicyCandidate, b: PolicyCandidate): number {
     const va = parseVersion(a.projection.version) ?? -1n;
     const vb = parseVersion(b.projection.version) ?? -1n;
     if (va !== vb) return va > vb ? -1 : 1;
     return a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0;
   }
 
-  function resolve<T extends ImportCandidate>(candidates: Iterable<T>): ImportResolution<T> {
+  function resolve<T extends PolicyCandidate>(candidates: Iterable<T>): ImportResolution<T> {
     const rejections: ImportRejection<T>[] = [];
     const byService = new Map<string, T[]>();
     for (const candidate of candidates) {

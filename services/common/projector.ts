@@ -283,8 +283,8 @@ export function projectServices(
   );
   return {
     projections,
-    rejections: rejections.sort(compareProblems),
-    warnings: warnings.sort(compareProblems),
+    rejections: rejections.sort(compareRouteProblems),
+    warnings: warnings.sort(compareRouteProblems),
   };
 }
 
@@ -419,7 +419,11 @@ function compareRoutes(a: Route, b: Route): number {
   );
 }
 
-function compareProblems(a: RouteRejection, b: RouteRejection): number {
+/**
+ * Orders route problems (rejections or warnings) the way {@link ProjectorOutput}
+ * lists them: by route kind, namespace and name, then message, reason and services.
+ */
+export function compareRouteProblems(a: RouteRejection, b: RouteRejection): number {
   return (
     compareStrings(a.route.kind, b.route.kind) ||
     compareStrings(a.route.namespace, b.route.namespace) ||

@@ -7,10 +7,16 @@
  * kvstore watch store: list, then watch, an explicit synced state, and a
  * re-list that sweeps stale entries after the store was lost.
  */
+import { fromBinary } from "@bufbuild/protobuf";
+import {
+  type ServiceConfigProjection,
+  ServiceConfigProjectionSchema,
+} from "../../gen/aether/registry/v1/projection_pb.js";
 import type {
   ImportPolicy,
   ImportRejection,
   ImportRejectionReason,
+  ProjectionHeader,
 } from "../common/import-policy.js";
 import { createSilentLogger, type Logger } from "./logger.js";
 import {
@@ -20,6 +26,43 @@ import {
   StoreUnavailableError,
   type StoreWatch,
 } from "./store/config-store.js";
+
+/**
+ * What the cache keeps of one stored projection: the origin and service of its
+ * key, its revision, the projection's service and version (all the import
+ * policy reads) and its binary encoding. The message itself is not kept
+ * (decoded, it takes some fifteen times the memory of its encoding): a
+ * consumer that needs it decodes `value` ({@link decodeCachedProjection}), and
+ * one that sends protobuf binary sends `value` as it is.
+ */
+export interface CachedProjection {
+  /** The origin cluster, from the key path. */
+  readonly origin: string;
+  /** The service (`namespace/name`), from the key path. */
+  readonly service: string;
+  /** The projection's service (equal to `service`) and version. */
+  readonly projection: ProjectionHeader;
+  /** The projection's binary encoding, `originCluster` stamped from the key. */
+  readonly value: Uint8Array;
+  /** The store revision at which the value was last written. */
+  readonly modRevision: number;
+}
+
+/** Decodes the projection a cache entry holds (its value decoded when the store read it). */
+export function decodeCachedProjection(entry: CachedProjection): ServiceConfigProjection {
+  return fromBinary(ServiceConfigProjectionSchema, entry.value);
+}
+
+/** What the cache keeps of a stored projection (see {@link CachedProjection}). */
+function toCached(entry: StoredProjection): CachedProjection {
+  return {
+    origin: entry.origin,
+    service: entry.service,
+    projection: { service: entry.service, version: entry.version },
+    value: entry.value,
+    modRevision: entry.modRevision,
+  };
+}
 
 /** Which projections a subscriber sees: every origin's, or one winner per service. */
 export type CacheView = "effective" | "all";
@@ -33,7 +76,7 @@ export interface CacheEvent {
   /** The service the event is about. */
   readonly service: string;
   /** The projection (upsert only). */
-  readonly entry?: StoredProjection;
+  readonly entry?: CachedProjection;
   /** The store revision of the change. */
   readonly revision: number;
 }
@@ -47,7 +90,7 @@ export type InitialSync =
       /** A full snapshot: the subscriber replaces its state with `entries`. */
       readonly kind: "snapshot";
       /** The matching projections, by service then origin. */
-      readonly entries: StoredProjection[];
+      readonly entries: CachedProjection[];
       /** The revision the snapshot is consistent with. */
       readonly revision: number;
     }
@@ -113,7 +156,7 @@ export interface ConfigCacheOptions {
   /** See `retryMinMs`. */
   readonly retryMaxMs?: number;
   /** Called for each projection the import policy newly rejects. */
-  readonly onRejection?: (rejection: ImportRejection<StoredProjection>) => void;
+  readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
 }
 
 /** The registrar's cache of the shared store. */
@@ -143,10 +186,20 @@ export interface ConfigCache {
   /** The current counts. */
   stats(): CacheStats;
   /** The rejections currently in force, by service then origin. */
-  rejections(): ImportRejection<StoredProjection>[];
+  rejections(): ImportRejection<CachedProjection>[];
   /** Every stored projection of every origin, by service then origin. */
-  entries(): StoredProjection[];
+  entries(): CachedProjection[];
 }
+
+/** A change the cache applies: a store event with the entry in the cache's form. */
+type CacheChange =
+  | { readonly type: "put"; readonly entry: CachedProjection; readonly revision: number }
+  | {
+      readonly type: "delete";
+      readonly origin: string;
+      readonly service: string;
+      readonly revision: number;
+    };
 
 interface ChangeRecord {
   readonly revision: number;
@@ -161,7 +214,24 @@ interface Subscriber {
 
 const entryKey = (origin: string, service: string) => `${origin}\u0000${service}`;
 
-function byServiceThenOrigin(a: StoredProjection, b: StoredProjection): number {
+/** The index of the first record with a revision at or above `revision` (records are in revision order). */
+function lowerBoundRevision(records: readonly ChangeRecord[], revision: number): number {
+  let low = 0;
+  let high = records.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((records[mid] as ChangeRecord).revision < revision) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** The upsert event of `entry` at `revision`. */
+function upsertOf(entry: CachedProjection, revision: number): CacheEvent {
+  return { type: "upsert", origin: entry.origin, service: entry.service, entry, revision };
+}
+
+function byServiceThenOrigin(a: CachedProjection, b: CachedProjection): number {
   if (a.service !== b.service) return a.service < b.service ? -1 : 1;
   return a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0;
 }
@@ -175,10 +245,10 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   const retryMinMs = options.retryMinMs ?? 200;
   const retryMaxMs = options.retryMaxMs ?? 5_000;
 
-  const all = new Map<string, StoredProjection>();
-  const byService = new Map<string, Map<string, StoredProjection>>();
-  const effective = new Map<string, StoredProjection>();
-  const rejected = new Map<string, ImportRejection<StoredProjection>>();
+  const all = new Map<string, CachedProjection>();
+  const byService = new Map<string, Map<string, CachedProjection>>();
+  const effective = new Map<string, CachedProjection>();
+  const rejected = new Map<string, ImportRejection<CachedProjection>>();
   const subscribers = new Set<Subscriber>();
   let history: ChangeRecord[] = [];
   /** Every change after this revision is in `history`. */
@@ -199,7 +269,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     for (const resolve of waiters) resolve();
   }
 
-  function recordRejection(entry: StoredProjection): void {
+  function recordRejection(entry: CachedProjection): void {
     const key = entryKey(entry.origin, entry.service);
     const rejection = policy.check(entry);
     if (rejection === undefined) {
@@ -217,10 +287,10 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     }
   }
 
-  function winnerOf(service: string): StoredProjection | undefined {
+  function winnerOf(service: string): CachedProjection | undefined {
     const candidates = byService.get(service);
     if (candidates === undefined) return undefined;
-    let best: StoredProjection | undefined;
+    let best: CachedProjection | undefined;
     for (const candidate of candidates.values()) {
       if (rejected.has(entryKey(candidate.origin, candidate.service))) continue;
       if (best === undefined || policy.compare(candidate, best) < 0) best = candidate;
@@ -229,7 +299,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   }
 
   /** Applies one change to the maps; returns the record of what subscribers see. */
-  function apply(event: StoreEvent): ChangeRecord {
+  function apply(event: CacheChange): ChangeRecord {
     const origin = event.type === "put" ? event.entry.origin : event.origin;
     const service = event.type === "put" ? event.entry.service : event.service;
     const key = entryKey(origin, service);
@@ -278,13 +348,37 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     return { revision: event.revision, raw, effective: effectiveEvent };
   }
 
+  /**
+   * Appends to the history and trims it to `historyLimit` records once it has
+   * twice that many. A trim never splits a revision: the records of one
+   * revision (a batched write, a re-list) are kept or dropped together, so a
+   * replay from a revision in the history can always send all of it.
+   */
   function remember(records: ChangeRecord[]): void {
     history.push(...records);
     if (history.length > historyLimit * 2) {
-      const dropped = history.length - historyLimit;
+      let dropped = history.length - historyLimit;
+      const kept = (history[dropped] as ChangeRecord).revision;
+      while (dropped > 0 && (history[dropped - 1] as ChangeRecord).revision === kept) dropped--;
+      if (dropped === 0) return;
       replayFrom = Math.max(replayFrom, (history[dropped - 1] as ChangeRecord).revision);
       history = history.slice(dropped);
     }
+  }
+
+  /**
+   * Returns the records a subscriber resuming after `resume` must apply: every
+   * record after it, and also the records of `resume` itself when that
+   * revision holds several (a batched write or a re-list). A client resumes
+   * from the revision of the last event it applied, and a stream may have
+   * ended between two events of one revision; sending the whole revision again
+   * is harmless, since applying an upsert or a delete twice changes nothing.
+   */
+  function recordsToReplay(resume: number): ChangeRecord[] {
+    let start = lowerBoundRevision(history, resume);
+    const atResume = lowerBoundRevision(history, resume + 1) - start;
+    if (atResume < 2) start += atResume;
+    return history.slice(start);
   }
 
   function matches(sub: Subscriber, event: CacheEvent): boolean {
@@ -319,16 +413,19 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   }
 
   function onStoreEvents(events: StoreEvent[]): void {
-    const records = events.map(apply);
+    const records = events.map((event) =>
+      apply(event.type === "put" ? { ...event, entry: toCached(event.entry) } : event),
+    );
     const last = events[events.length - 1];
     if (last !== undefined) revision = Math.max(revision, last.revision);
     publish(records);
   }
 
   /** Replaces the maps with a fresh listing, publishing the difference (stale-then-sweep). */
-  function resync(entries: StoredProjection[], listRevision: number): void {
+  function resync(listed: StoredProjection[], listRevision: number): void {
     const records: ChangeRecord[] = [];
     const seen = new Set<string>();
+    const entries = listed.map(toCached);
     for (const entry of entries) {
       const key = entryKey(entry.origin, entry.service);
       seen.add(key);
@@ -348,8 +445,21 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     }
     revision = Math.max(revision, listRevision);
     if (!everSynced) {
+      // A client may resume from the listing's revision having seen only part of
+      // a batch written at it: keep that batch's puts replayable (its deletes
+      // cannot be known from a listing; the export controller never batches them).
+      const atListRevision = entries.filter((entry) => entry.modRevision === listRevision);
       replayFrom = listRevision;
-      remember([]);
+      remember(
+        atListRevision.length < 2
+          ? []
+          : atListRevision.map((entry) => ({
+              revision: listRevision,
+              raw: upsertOf(entry, listRevision),
+              effective:
+                effective.get(entry.service) === entry ? upsertOf(entry, listRevision) : undefined,
+            })),
+      );
     } else {
       publish(records);
     }
@@ -506,13 +616,11 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       const resume = subscribeOptions.resumeRevision;
       let initial: InitialSync;
       if (resume > 0 && resume >= replayFrom && resume <= revision) {
-        const start = history.findIndex((record) => record.revision > resume);
-        const records = start < 0 ? [] : history.slice(start);
-        initial = { kind: "replay", events: eventsFor(sub, records), revision };
+        initial = { kind: "replay", events: eventsFor(sub, recordsToReplay(resume)), revision };
       } else {
         const source = subscribeOptions.view === "all" ? all.values() : effective.values();
         const services = subscribeOptions.services;
-        const entries: StoredProjection[] = [];
+        const entries: CachedProjection[] = [];
         if (services !== undefined && services.size > 0 && subscribeOptions.view === "effective") {
           for (const service of services) {
             const entry = effective.get(service);

@@ -2,9 +2,18 @@
  * The ConfigService implementation: list reads go to the store at a pinned
  * revision (so they fail fast with UNAVAILABLE when it is down, and pages are
  * one consistent snapshot); watch streams are served from the config cache.
+ *
+ * Projections travel as the store holds them: a response encoded with the
+ * protobuf binary codec carries their stored bytes (see
+ * `encoded-messages.ts`), and only a JSON response decodes them. The
+ * EFFECTIVE view of ListAllConfig orders by service, which is not the store's
+ * key order, so its first page reads and resolves the whole (filtered)
+ * snapshot; the result is kept for a while by query and revision, so that the
+ * later pages of the listing are slices of it, not whole reads again.
  */
-import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { setMaxListeners } from "node:events";
+import { create, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   type ConfigService,
   ConfigView,
@@ -19,11 +28,20 @@ import {
   WatchConfigResponseSchema,
   WatchEventType,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
+import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportPolicy } from "../common/import-policy.js";
 import { parseVersion } from "../common/projection-version.js";
 import { checkClusterName, checkServiceName } from "../common/service-name.js";
 import { createAsyncQueue, QueueOverflowError } from "./async-queue.js";
-import type { CacheEvent, CacheView, ConfigCache } from "./config-cache.js";
+import {
+  type CachedProjection,
+  type CacheEvent,
+  type CacheView,
+  type ConfigCache,
+  decodeCachedProjection,
+} from "./config-cache.js";
+import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
+import { createKeptListings, type ListingWindow } from "./kept-listings.js";
 import { createSilentLogger, type Logger } from "./logger.js";
 import {
   decodePageToken,
@@ -39,6 +57,8 @@ import {
   type StoredProjection,
   StoreUnavailableError,
 } from "./store/config-store.js";
+import { compareKeys } from "./store/decode-entry.js";
+import { projectionKey } from "./store/store-key.js";
 
 /** The page size used when a request leaves it 0. */
 export const DEFAULT_PAGE_SIZE = 100;
@@ -72,6 +92,13 @@ export interface ConfigServiceOptions {
   /** The export controller's state for GetConfigStatus; undefined means export is off. */
   readonly exportStatus?: () => ExportStatus;
 }
+
+/** How many listing windows (see `kept-listings.ts`) are kept for later pages. */
+const KEPT_LISTINGS = 8;
+/** How long a listing window is kept after a page was last served from it. */
+const KEPT_LISTING_TTL_MS = 30_000;
+/** How many entries a listing in key order reads ahead for its later pages (five full pages). */
+const READ_AHEAD = 5 * MAX_PAGE_SIZE;
 
 /** The longest error message sent; longer ones (echoing huge input) are cut, since gRPC carries them in a header. */
 const MAX_ERROR_MESSAGE = 512;
@@ -163,6 +190,98 @@ function nextToken(
 }
 
 /**
+ * Returns a list response carrying `entries` as its projections: their stored
+ * bytes when the response is binary, decoded messages otherwise.
+ */
+function withProjections<T extends ListAllConfigResponse | ListConfigResponse>(
+  response: T,
+  entries: readonly StoredProjection[],
+  binary: boolean,
+): T {
+  if (!binary) {
+    response.projections = entries.map((entry) => entry.projection);
+    return response;
+  }
+  const field =
+    response.$typeName === ListAllConfigResponseSchema.typeName
+      ? ListAllConfigResponseSchema.field.projections
+      : ListConfigResponseSchema.field.projections;
+  return withEncodedMessages(
+    response as T & Message,
+    field,
+    entries.map((entry) => entry.value),
+  );
+}
+
+/**
+ * Returns a watch response carrying `entry` as its projection: its stored
+ * bytes when the stream is binary, the decoded message otherwise.
+ */
+function withProjection(
+  response: WatchConfigResponse,
+  entry: CachedProjection | undefined,
+  binary: boolean,
+): WatchConfigResponse {
+  if (entry === undefined) return response;
+  if (!binary) {
+    response.projection = decodeCachedProjection(entry);
+    return response;
+  }
+  return withEncodedMessages(response, WatchConfigResponseSchema.field.projection, [entry.value]);
+}
+
+/**
+ * The index of the first of `entries` (in store key order) whose key sorts
+ * after the key of `after`.
+ */
+function firstAfterKey(
+  prefix: string,
+  entries: readonly StoredProjection[],
+  after: { readonly origin: string; readonly service: string },
+): number {
+  const afterKey = projectionKey(prefix, after.origin, after.service);
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const entry = entries[mid] as StoredProjection;
+    if (compareKeys(projectionKey(prefix, entry.origin, entry.service), afterKey) <= 0) {
+      low = mid + 1;
+    } else {
+      high = mid;
+    }
+  }
+  return low;
+}
+
+/** Reports whether a key-ordered window starts at or before the position after `after`. */
+function startsAtOrBefore(
+  prefix: string,
+  window: ListingWindow,
+  after: { readonly origin: string; readonly service: string },
+): boolean {
+  if (window.after === undefined) return true;
+  return (
+    compareKeys(
+      projectionKey(prefix, window.after.origin, window.after.service),
+      projectionKey(prefix, after.origin, after.service),
+    ) <= 0
+  );
+}
+
+/** The index of the first entry (sorted by service) whose service sorts after `service`. */
+function firstAfter(entries: readonly StoredProjection[], service: string): number {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((entries[mid] as StoredProjection).service <= service) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/**
  * Resolves when the cache first syncs, when it gives up starting (the store is
  * unavailable), or when a signal aborts, whichever comes first.
  */
@@ -181,6 +300,22 @@ async function waitUntilSynced(
   ]);
 }
 
+/** A cached projection as a store entry; its message is decoded only if read. */
+function toStoredProjection(entry: CachedProjection): StoredProjection {
+  let decoded: ServiceConfigProjection | undefined;
+  return {
+    origin: entry.origin,
+    service: entry.service,
+    value: entry.value,
+    version: entry.projection.version,
+    modRevision: entry.modRevision,
+    get projection() {
+      decoded ??= decodeCachedProjection(entry);
+      return decoded;
+    },
+  };
+}
+
 /** Creates the ConfigService handlers for `router.service(ConfigService, …)`. */
 export function createConfigService(
   options: ConfigServiceOptions,
@@ -189,12 +324,156 @@ export function createConfigService(
   const logger = options.logger ?? createSilentLogger();
   const keepaliveMs = options.keepaliveMs ?? 15_000;
   const maxBacklog = options.maxStreamBacklog ?? 50_000;
+  // Every open watch stream listens for the drain: thousands of listeners are expected.
+  if (options.drainSignal !== undefined) setMaxListeners(0, options.drainSignal);
+  const kept = createKeptListings({ capacity: KEPT_LISTINGS, ttlMs: KEPT_LISTING_TTL_MS });
+
+  /**
+   * The projections of `services` (of one origin, when given) in `view`, from
+   * the config cache, or undefined when it is not synced. A synced cache
+   * holds the store's state at `cache.revision`, so this is what a store read
+   * at that revision returns, without reading every origin's projections off
+   * the store to keep a few: a filtered list is what every polling agent
+   * sends, so it must cost what the answer costs, not what the store holds.
+   * Ordered by store key (`all`) or by service (`effective`).
+   */
+  function cachedListing(
+    services: ReadonlySet<string>,
+    view: CacheView,
+    origin?: string,
+  ): { revision: number; entries: StoredProjection[] } | undefined {
+    if (cache.state !== "synced") return undefined;
+    const subscription = cache.subscribe({
+      services,
+      view,
+      resumeRevision: 0,
+      onEvents: () => undefined,
+      onClose: () => undefined,
+    });
+    subscription.unsubscribe();
+    const { initial } = subscription;
+    if (initial.kind !== "snapshot") return undefined;
+    const entries = initial.entries
+      .filter((entry) => origin === undefined || entry.origin === origin)
+      .map(toStoredProjection);
+    if (view === "all") {
+      const key = (e: StoredProjection) => projectionKey(store.prefix, e.origin, e.service);
+      entries.sort((a, b) => compareKeys(key(a), key(b)));
+    }
+    return { revision: initial.revision, entries };
+  }
+
+  /**
+   * Returns one page of a listing in store key order (ListConfig, and
+   * ListAllConfig's ALL_ORIGINS view): from the window an earlier page read
+   * ahead at the cursor's revision when it covers the page, otherwise from
+   * the store, reading ahead a window of {@link READ_AHEAD} entries for the
+   * pages that follow.
+   */
+  async function keyOrderedPage(
+    fingerprint: string,
+    filter: { readonly origin?: string; readonly services?: ReadonlySet<string> },
+    cursor: PageCursor | undefined,
+    pageSize: number,
+  ): Promise<{ entries: StoredProjection[]; more: boolean; revision: number }> {
+    if (cursor === undefined && filter.services !== undefined) {
+      const cached = cachedListing(filter.services, "all", filter.origin);
+      if (cached !== undefined) {
+        kept.set(`${fingerprint}@${cached.revision}`, {
+          entries: cached.entries,
+          more: false,
+          after: undefined,
+        });
+        return {
+          entries: cached.entries.slice(0, pageSize),
+          more: pageSize < cached.entries.length,
+          revision: cached.revision,
+        };
+      }
+    }
+    const after =
+      cursor === undefined ? undefined : { origin: cursor.origin, service: cursor.service };
+    if (cursor !== undefined && after !== undefined) {
+      const window = kept.get(`${fingerprint}@${cursor.revision}`);
+      if (window !== undefined && startsAtOrBefore(store.prefix, window, after)) {
+        const start = firstAfterKey(store.prefix, window.entries, after);
+        if (start + pageSize <= window.entries.length || !window.more) {
+          return {
+            entries: window.entries.slice(start, start + pageSize),
+            more: start + pageSize < window.entries.length || window.more,
+            revision: cursor.revision,
+          };
+        }
+      }
+    }
+    const read = await store.list({
+      ...filter,
+      revision: cursor?.revision,
+      after,
+      limit: Math.max(pageSize, READ_AHEAD),
+    });
+    kept.set(`${fingerprint}@${read.revision}`, {
+      entries: read.entries,
+      more: read.more,
+      after,
+    });
+    return {
+      entries: read.entries.slice(0, pageSize),
+      more: pageSize < read.entries.length || read.more,
+      revision: read.revision,
+    };
+  }
+
+  /**
+   * Returns the EFFECTIVE view of the (filtered) store at `revision` (the
+   * latest when undefined): one winner per service, sorted by service. Served
+   * from a listing resolved earlier for the same query and revision when
+   * there is one, otherwise read and resolved now (and kept).
+   */
+  async function effectiveListing(
+    fingerprint: string,
+    services: ReadonlySet<string> | undefined,
+    revision: number | undefined,
+  ): Promise<{ revision: number; winners: readonly StoredProjection[] }> {
+    if (revision !== undefined) {
+      const window = kept.get(`${fingerprint}@${revision}`);
+      if (window !== undefined) return { revision, winners: window.entries };
+    }
+    const cached =
+      revision === undefined && services !== undefined
+        ? cachedListing(services, "effective")
+        : undefined;
+    if (cached !== undefined) {
+      kept.set(`${fingerprint}@${cached.revision}`, {
+        entries: cached.entries,
+        more: false,
+        after: undefined,
+      });
+      return { revision: cached.revision, winners: cached.entries };
+    }
+    const result = await store.list({ services, revision });
+    // The policy reads only service and version: offer those, so nothing is decoded.
+    const candidates = result.entries.map((entry) => ({
+      origin: entry.origin,
+      service: entry.service,
+      projection: { service: entry.service, version: entry.version },
+      entry,
+    }));
+    const winners = [...policy.resolve(candidates).winners.values()].map((c) => c.entry);
+    kept.set(`${fingerprint}@${result.revision}`, {
+      entries: winners,
+      more: false,
+      after: undefined,
+    });
+    return { revision: result.revision, winners };
+  }
 
   async function listConfig(
     origin: string,
     services: readonly string[],
     pageSizeRequest: number,
     pageToken: string,
+    binary: boolean,
   ): Promise<ListConfigResponse> {
     const originProblem = checkClusterName(origin);
     if (originProblem !== undefined) throw invalid(`origin_cluster: ${originProblem}`);
@@ -202,18 +481,17 @@ export function createConfigService(
     const pageSize = checkPageSize(pageSizeRequest);
     const fingerprint = queryFingerprint(["ListConfig", origin, services]);
     const cursor = readCursor(fingerprint, pageToken);
-    const result = await store.list({
-      origin,
-      services: serviceSet,
-      revision: cursor?.revision,
-      after: cursor === undefined ? undefined : { origin: cursor.origin, service: cursor.service },
-      limit: pageSize,
+    const page = await keyOrderedPage(
+      fingerprint,
+      { origin, services: serviceSet },
+      cursor,
+      pageSize,
+    );
+    const response = create(ListConfigResponseSchema, {
+      nextPageToken: nextToken(fingerprint, page.revision, page.entries.at(-1), page.more),
+      revision: BigInt(page.revision),
     });
-    return create(ListConfigResponseSchema, {
-      projections: result.entries.map((entry) => entry.projection),
-      nextPageToken: nextToken(fingerprint, result.revision, result.entries.at(-1), result.more),
-      revision: BigInt(result.revision),
-    });
+    return withProjections(response, page.entries, binary);
   }
 
   async function listAllConfig(
@@ -221,6 +499,7 @@ export function createConfigService(
     viewRequest: ConfigView,
     pageSizeRequest: number,
     pageToken: string,
+    binary: boolean,
   ): Promise<ListAllConfigResponse> {
     const serviceSet = checkServices(services);
     const view = checkView(viewRequest);
@@ -228,42 +507,34 @@ export function createConfigService(
     const fingerprint = queryFingerprint(["ListAllConfig", view, services]);
     const cursor = readCursor(fingerprint, pageToken);
     if (view === "all") {
-      const result = await store.list({
-        services: serviceSet,
-        revision: cursor?.revision,
-        after:
-          cursor === undefined ? undefined : { origin: cursor.origin, service: cursor.service },
-        limit: pageSize,
+      const page = await keyOrderedPage(fingerprint, { services: serviceSet }, cursor, pageSize);
+      const response = create(ListAllConfigResponseSchema, {
+        nextPageToken: nextToken(fingerprint, page.revision, page.entries.at(-1), page.more),
+        revision: BigInt(page.revision),
       });
-      return create(ListAllConfigResponseSchema, {
-        projections: result.entries.map((entry) => entry.projection),
-        nextPageToken: nextToken(fingerprint, result.revision, result.entries.at(-1), result.more),
-        revision: BigInt(result.revision),
-      });
+      return withProjections(response, page.entries, binary);
     }
-    // The effective view needs every origin's candidates for a service, so it
-    // reads the whole (filtered) snapshot at the pinned revision and pages by service.
-    const result = await store.list({ services: serviceSet, revision: cursor?.revision });
-    const winners = [...policy.resolve(result.entries).winners.values()];
-    const start =
-      cursor === undefined ? 0 : winners.findIndex((entry) => entry.service > cursor.service);
-    const page = start < 0 ? [] : winners.slice(start, start + pageSize);
-    const more = start >= 0 && start + pageSize < winners.length;
-    return create(ListAllConfigResponseSchema, {
-      projections: page.map((entry) => entry.projection),
-      nextPageToken: nextToken(fingerprint, result.revision, page.at(-1), more, true),
-      revision: BigInt(result.revision),
+    // The effective view needs every origin's candidates for a service and is
+    // ordered by service, not by key: page through the resolved snapshot.
+    const { revision, winners } = await effectiveListing(fingerprint, serviceSet, cursor?.revision);
+    const start = cursor === undefined ? 0 : firstAfter(winners, cursor.service);
+    const page = winners.slice(start, start + pageSize);
+    const more = start + pageSize < winners.length;
+    const response = create(ListAllConfigResponseSchema, {
+      nextPageToken: nextToken(fingerprint, revision, page.at(-1), more, true),
+      revision: BigInt(revision),
     });
+    return withProjections(response, page, binary);
   }
 
-  function toWatchResponse(event: CacheEvent): WatchConfigResponse {
-    return create(WatchConfigResponseSchema, {
+  function toWatchResponse(event: CacheEvent, binary: boolean): WatchConfigResponse {
+    const response = create(WatchConfigResponseSchema, {
       type: event.type === "upsert" ? WatchEventType.UPSERT : WatchEventType.DELETE,
-      projection: event.entry?.projection,
       service: event.service,
       originCluster: event.origin,
       revision: BigInt(event.revision),
     });
+    return withProjection(response, event.entry, binary);
   }
 
   async function* watchConfig(
@@ -271,6 +542,7 @@ export function createConfigService(
     resumeRevision: bigint,
     viewRequest: ConfigView,
     signal: AbortSignal,
+    binary: boolean,
   ): AsyncGenerator<WatchConfigResponse> {
     const serviceSet = checkServices(services);
     const view = checkView(viewRequest);
@@ -287,7 +559,7 @@ export function createConfigService(
       services: serviceSet,
       view,
       resumeRevision: resume,
-      onEvents: (events) => queue.push(...events.map(toWatchResponse)),
+      onEvents: (events) => queue.push(...events.map((event) => toWatchResponse(event, binary))),
       onClose: (error) => queue.fail(new ConnectError(error.message, Code.Unavailable)),
     });
     const end = () => queue.close();
@@ -309,16 +581,16 @@ export function createConfigService(
       const initial = subscription.initial;
       if (initial.kind === "snapshot") {
         for (const entry of initial.entries) {
-          yield create(WatchConfigResponseSchema, {
+          const response = create(WatchConfigResponseSchema, {
             type: WatchEventType.SNAPSHOT,
-            projection: entry.projection,
             service: entry.service,
             originCluster: entry.origin,
             revision: BigInt(initial.revision),
           });
+          yield withProjection(response, entry, binary);
         }
       } else {
-        for (const event of initial.events) yield toWatchResponse(event);
+        for (const event of initial.events) yield toWatchResponse(event, binary);
       }
       yield create(WatchConfigResponseSchema, {
         type: WatchEventType.SYNCED,
@@ -428,25 +700,38 @@ export function createConfigService(
     async getConfigStatus() {
       return unary("GetConfigStatus", async () => getConfigStatus());
     },
-    listConfig(request) {
+    listConfig(request, context) {
       return unary("ListConfig", () =>
         listConfig(
           request.originCluster === "" ? options.origin : request.originCluster,
           request.services,
           request.pageSize,
           request.pageToken,
+          usesBinaryCodec(context),
         ),
       );
     },
-    listAllConfig(request) {
+    listAllConfig(request, context) {
       return unary("ListAllConfig", () =>
-        listAllConfig(request.services, request.view, request.pageSize, request.pageToken),
+        listAllConfig(
+          request.services,
+          request.view,
+          request.pageSize,
+          request.pageToken,
+          usesBinaryCodec(context),
+        ),
       );
     },
-    async *watchConfig(request, context) {
+    async *watchConfig(request, context: HandlerContext) {
       let code = "ok";
       try {
-        yield* watchConfig(request.services, request.resumeRevision, request.view, context.signal);
+        yield* watchConfig(
+          request.services,
+          request.resumeRevision,
+          request.view,
+          context.signal,
+          usesBinaryCodec(context),
+        );
       } catch (error) {
         const connectError = toConnectError(error, logger);
         code = Code[connectError.code] ?? "unknown";

@@ -14,6 +14,8 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import {
   type ConfigStore,
+  FencedWriteError,
+  MAX_WRITE_BATCH,
   type ProjectionFilter,
   StoreCompactedError,
   type StoreEvent,
@@ -388,6 +390,111 @@ function describeConfigStoreContract(target: StoreTarget): void {
       await later.waitForEvents(2);
       expect(watcher.events).toHaveLength(5);
       expect([...watcher.errors, ...later.errors]).toEqual([]);
+    });
+
+    it("writes a batch of puts and deletes atomically at one revision, seen by a watch as one batch", async () => {
+      fresh();
+      const hub = world.store("hub");
+      const r1 = await hub.put(projection("shop/old", T1));
+      const r2 = await hub.put(projection("shop/b", T1));
+      const batches: string[][] = [];
+      const watch = hub.watch(r2, {
+        onEvents: (events) => batches.push(events.map(describeEvent)),
+        onError: () => {},
+      });
+      const revision = await hub.write([
+        { type: "put", projection: makeProjection("shop/a", { version: T2, origin: "x" }) },
+        { type: "delete", service: "shop/old" },
+        { type: "put", projection: projection("shop/b", T2) },
+        { type: "delete", service: "shop/never-written" },
+      ]);
+      expect(revision).toBe(r2 + 1);
+      expect(await hub.revision()).toBe(revision);
+      const listed = await hub.list();
+      expect(
+        listed.entries.map((e) => [e.service, e.origin, e.projection.version, e.modRevision]),
+      ).toEqual(
+        [
+          ["shop/a", "hub", T2, revision],
+          ["shop/b", "hub", T2, revision],
+        ].sort((a, b) =>
+          compareKeys(
+            projectionKey(prefix, "hub", a[0] as string),
+            projectionKey(prefix, "hub", b[0] as string),
+          ),
+        ),
+      );
+      await waitFor(() => batches.length > 0);
+      expect(batches).toEqual([
+        [
+          `put hub shop/a ${T2} @${revision}`,
+          `delete hub shop/old @${revision}`,
+          `put hub shop/b ${T2} @${revision}`,
+        ],
+      ]);
+      // The revision before the batch still reads as it was.
+      expect((await hub.list({ revision: r2 })).entries.map((e) => e.service).sort()).toEqual([
+        "shop/b",
+        "shop/old",
+      ]);
+      expect(r1).toBeLessThan(r2);
+      // A batch that changes nothing, and an empty one, leave the revision alone.
+      expect(await hub.write([{ type: "delete", service: "shop/never-written" }])).toBe(revision);
+      expect(await hub.write([])).toBe(revision);
+      await watch.cancel();
+    });
+
+    it("rejects a batch with a bad or repeated service, too many changes, or a broken fence, writing nothing", async () => {
+      fresh();
+      const hub = world.store("hub");
+      await hub.put(projection("shop/keep"));
+      const start = await hub.revision();
+      const bad = [
+        [
+          { type: "put", projection: projection("shop/a") },
+          { type: "delete", service: "web" },
+        ],
+        [
+          { type: "put", projection: projection("shop/a") },
+          { type: "delete", service: "shop/a" },
+        ],
+      ] as const;
+      for (const changes of bad) {
+        await expect(hub.write(changes)).rejects.toThrow(TypeError);
+      }
+      const tooMany = Array.from({ length: MAX_WRITE_BATCH + 1 }, (_, i) => ({
+        type: "put" as const,
+        projection: projection(`shop/s${i}`),
+      }));
+      await expect(hub.write(tooMany)).rejects.toThrow(RangeError);
+      const fenceKey = `${prefix}/election/hub`;
+      const created = await world.putRaw(fenceKey, new Uint8Array([1]));
+      const fenced = await hub
+        .write(
+          [
+            { type: "put", projection: projection("shop/a") },
+            { type: "delete", service: "shop/keep" },
+          ],
+          { fence: { key: fenceKey, createRevision: created + 1 } },
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(fenced).toBeInstanceOf(FencedWriteError);
+      expect((await hub.list()).entries.map((e) => e.service)).toEqual(["shop/keep"]);
+      expect(await hub.revision()).toBe(created);
+      expect(created).toBe(start + 1);
+      // The same batch lands while the fence holds.
+      const landed = await hub.write(
+        [
+          { type: "put", projection: projection("shop/a") },
+          { type: "delete", service: "shop/keep" },
+        ],
+        { fence: { key: fenceKey, createRevision: created } },
+      );
+      expect(landed).toBe(created + 1);
+      expect((await hub.list()).entries.map((e) => e.service)).toEqual(["shop/a"]);
     });
 
     it("filters a watch by origin and by services", async () => {

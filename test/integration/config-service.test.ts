@@ -1,6 +1,15 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { connect as connectHttp2 } from "node:http2";
+import { createConnection } from "node:net";
+import { toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigView, WatchEventType } from "../../gen/aether/registry/v1/config_service_pb.js";
+import {
+  ConfigService,
+  ConfigView,
+  WatchEventType,
+} from "../../gen/aether/registry/v1/config_service_pb.js";
+import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import {
   createMemoryBackend,
   createMemoryStore,
@@ -9,6 +18,7 @@ import {
 import { projectionKey } from "../../services/registrar/store/store-key.js";
 import { startTestRegistrar, type TestRegistrar } from "../support/in-process-registrar.js";
 import { makeProjection, versionAt } from "../support/projections.js";
+import { waitFor } from "../support/wait.js";
 import { recordWatch, type WatchRecorder } from "../support/watch-recorder.js";
 
 const started: TestRegistrar[] = [];
@@ -173,6 +183,199 @@ describe("ConfigService on the embedded store", () => {
   });
 });
 
+describe("ConfigService responses in binary and in JSON", () => {
+  /** Clients of `url` for the Connect protocol in JSON and in binary, and for gRPC (binary). */
+  function clients(url: string) {
+    return {
+      json: createClient(
+        ConfigService,
+        createConnectTransport({ baseUrl: url, httpVersion: "1.1" }),
+      ),
+      binary: createClient(
+        ConfigService,
+        createConnectTransport({ baseUrl: url, httpVersion: "1.1", useBinaryFormat: true }),
+      ),
+      grpc: createClient(ConfigService, createGrpcTransport({ baseUrl: url })),
+    };
+  }
+
+  it("serve the same projections, stamped from the key, whichever the codec", async () => {
+    const backend = createMemoryBackend();
+    const hub = createMemoryStore({ origin: "hub", backend });
+    const spoke = createMemoryStore({ origin: "spoke", backend });
+    for (let i = 0; i < 30; i++) {
+      await hub.put(makeProjection(`ns/s${i}`, { version: versionAt(i) }));
+      if (i % 3 === 0) await spoke.put(makeProjection(`ns/s${i}`, { version: versionAt(100 + i) }));
+    }
+    hub.putRaw(
+      projectionKey("/aether/v1", "hub", "ns/claims"),
+      toBinary(ServiceConfigProjectionSchema, makeProjection("ns/claims", { origin: "evil" })),
+    );
+    hub.putRaw(projectionKey("/aether/v1", "hub", "ns/corrupt"), new Uint8Array([0xff, 0xff]));
+    const r = await registrar(["--cluster", "hub"], hub);
+    const { json, binary, grpc } = clients(r.url);
+    const requests = [
+      (c: typeof json) => c.listConfig({ pageSize: 7 }),
+      (c: typeof json) => c.listAllConfig({ view: ConfigView.ALL_ORIGINS, pageSize: 1000 }),
+      (c: typeof json) => c.listAllConfig({ pageSize: 9 }),
+      (c: typeof json) => c.listAllConfig({ services: ["ns/s3", "ns/claims", "ns/corrupt"] }),
+    ];
+    for (const request of requests) {
+      const expected = await request(json);
+      expect(expected.projections.length).toBeGreaterThan(0);
+      for (const client of [binary, grpc]) {
+        const got = await request(client);
+        expect(got.projections).toEqual(expected.projections);
+        expect(got.revision).toBe(expected.revision);
+      }
+    }
+    const claims = (await request(binary, "ns/claims")).projections[0];
+    expect(claims?.originCluster).toBe("hub");
+
+    // A watch: snapshot, then live changes, alike in both codecs.
+    const streams = [json, binary, grpc].map((c) => watch(c, { services: ["ns/s3", "ns/new"] }));
+    for (const stream of streams) {
+      await stream.until((e) => e.some((x) => x.type === WatchEventType.SYNCED));
+    }
+    await hub.put(makeProjection("ns/new", { version: versionAt(7) }));
+    for (const stream of streams) {
+      await stream.until((e) => e.some((x) => x.type === WatchEventType.UPSERT));
+    }
+    const [first, ...others] = streams.map((stream) =>
+      stream.events.filter((e) => e.type !== WatchEventType.KEEPALIVE),
+    );
+    expect(first?.map((e) => e.projection?.service)).toEqual(["ns/s3", undefined, "ns/new"]);
+    for (const other of others) expect(other).toEqual(first);
+  });
+
+  /** Lists one service's projections over `client`. */
+  function request(client: ReturnType<typeof clients>["json"], service: string) {
+    return client.listAllConfig({ services: [service], view: ConfigView.ALL_ORIGINS });
+  }
+});
+
+/** Writes `count` projections `ns/sNNNN` under the store's origin, in batches. */
+async function fill(store: MemoryConfigStore, count: number): Promise<void> {
+  for (let i = 0; i < count; i += 100) {
+    await store.write(
+      Array.from({ length: Math.min(100, count - i) }, (_, k) => ({
+        type: "put" as const,
+        projection: makeProjection(`ns/s${String(i + k).padStart(4, "0")}`),
+      })),
+    );
+  }
+}
+
+describe("ListConfig and ListAllConfig paging", () => {
+  it("reads the store once per listing (EFFECTIVE) or per five thousand entries (in key order), not once per page", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    const count = 5_100;
+    await fill(inner, count);
+    const reads: { revision?: number; limit?: number }[] = [];
+    const store: MemoryConfigStore = {
+      ...inner,
+      list: (options) => {
+        reads.push({ revision: options?.revision, limit: options?.limit });
+        return inner.list(options);
+      },
+    };
+    const r = await registrar(["--cluster", "hub"], store);
+    /** Pages through a listing; returns how many pages it took. */
+    const pagesOf = async (
+      list: (token: string) => Promise<{ nextPageToken: string; projections: unknown[] }>,
+    ) => {
+      reads.length = 0; // the cache's own listing, or the previous listing's reads
+      let token = "";
+      let pages = 0;
+      let total = 0;
+      do {
+        const page = await list(token);
+        token = page.nextPageToken;
+        total += page.projections.length;
+        pages++;
+      } while (token !== "");
+      expect(total).toBe(count);
+      return pages;
+    };
+    expect(
+      await pagesOf((pageToken) => r.client.listAllConfig({ pageSize: 1000, pageToken })),
+    ).toBe(6);
+    expect(reads).toEqual([{ revision: undefined, limit: undefined }]);
+    for (const list of [
+      (pageToken: string) =>
+        r.client.listAllConfig({ pageSize: 100, pageToken, view: ConfigView.ALL_ORIGINS }),
+      (pageToken: string) => r.client.listConfig({ pageSize: 100, pageToken }),
+    ]) {
+      expect(await pagesOf(list)).toBe(51);
+      expect(reads.map((read) => read.limit)).toEqual([5000, 5000]);
+      expect(new Set(reads.slice(1).map((read) => read.revision)).size).toBe(1);
+    }
+  });
+
+  it("serves the pages it read ahead after their revision was compacted, and OutOfRange for the rest", async () => {
+    const store = createMemoryStore({ origin: "hub" });
+    await fill(store, 5_500);
+    const r = await registrar(["--cluster", "hub"], store);
+    const list = (pageToken: string) =>
+      r.client.listAllConfig({ pageSize: 1000, pageToken, view: ConfigView.ALL_ORIGINS });
+    const first = await list("");
+    await store.put(makeProjection("ns/later"));
+    store.backend.compact(store.backend.revision);
+    // Pages 2 to 5 lie within what the first page read ahead (5000 entries).
+    let token = first.nextPageToken;
+    for (let page = 2; page <= 5; page++) {
+      const next = await list(token);
+      expect(next.projections).toHaveLength(1000);
+      expect(next.revision).toBe(first.revision);
+      token = next.nextPageToken;
+    }
+    await expectCode(list(token), Code.OutOfRange, /compacted/);
+  });
+
+  it("pages one revision's resolution, whatever is written meanwhile, and without the kept listing too", async () => {
+    const backend = createMemoryBackend();
+    const hub = createMemoryStore({ origin: "hub", backend });
+    const east = createMemoryStore({ origin: "east", backend });
+    for (let i = 0; i < 50; i++) {
+      const service = `ns-${i % 3}/svc-${String(i).padStart(2, "0")}`;
+      await hub.put(makeProjection(service, { version: versionAt(10 + i) }));
+      // east exports every fourth service too, newer than hub half of the time.
+      if (i % 4 === 0)
+        await east.put(makeProjection(service, { version: versionAt(i % 8 === 0 ? 100 : 1) }));
+    }
+    const first = await registrar(["--cluster", "hub"], hub);
+    const other = await registrar(["--cluster", "hub"], hub);
+    const whole = await first.client.listAllConfig({ pageSize: 1000 });
+    expect(whole.projections).toHaveLength(50);
+    const expected = whole.projections.map((p) => `${p.service}@${p.originCluster}@${p.version}`);
+    expect([...expected].sort()).toEqual(expected);
+    expect(expected.filter((e) => e.includes("@east@"))).toHaveLength(7);
+
+    const seen: string[] = [];
+    const revisions = new Set<bigint>();
+    let token = "";
+    let pages = 0;
+    do {
+      // Alternate registrars: the second has not resolved this listing and reads it at the token's revision.
+      const client = pages % 2 === 0 ? first.client : other.client;
+      const page = await client.listAllConfig({ pageSize: 6, pageToken: token });
+      seen.push(...page.projections.map((p) => `${p.service}@${p.originCluster}@${p.version}`));
+      revisions.add(page.revision);
+      token = page.nextPageToken;
+      pages++;
+      // Writes during the listing: a new winner, a new service, a deletion.
+      if (pages === 2) {
+        await east.put(makeProjection("ns-1/svc-01", { version: versionAt(999) }));
+        await hub.put(makeProjection("ns-0/aaa-new"));
+        await hub.delete("ns-2/svc-47");
+      }
+    } while (token !== "");
+    expect(pages).toBe(Math.ceil(50 / 6));
+    expect(seen).toEqual(expected);
+    expect(revisions).toEqual(new Set([whole.revision]));
+  });
+});
+
 describe("GetConfigStatus on the embedded store", () => {
   it("reports origins, import rejections, conflicts and that export is off", async () => {
     const backend = createMemoryBackend();
@@ -297,6 +500,40 @@ describe("WatchConfig on the embedded store", () => {
     const w = watch(r.client, {});
     await w.until((e) => e.filter((x) => x.type === WatchEventType.KEEPALIVE).length >= 3, 5_000);
     expect(w.events[0]?.type).toBe(WatchEventType.SYNCED);
+  });
+
+  it("ends a stream, and drops its subscription, when its HTTP/2 client vanishes without a word", async () => {
+    const store = createMemoryStore({ origin: "hub" });
+    await store.put(makeProjection("ns/a"));
+    const r = await registrar(["--cluster", "hub"], store);
+    // A raw h2c session over a socket of the test's own, to pull from under it.
+    const { hostname, port } = new URL(r.url);
+    const socket = createConnection({ host: hostname, port: Number(port) });
+    const session = connectHttp2(r.url, { createConnection: () => socket });
+    session.on("error", () => {});
+    const body = Buffer.from(JSON.stringify({ services: ["ns/a"] }));
+    const envelope = Buffer.alloc(5 + body.length);
+    envelope.writeUInt32BE(body.length, 1);
+    body.copy(envelope, 5);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/aether.registry.v1.ConfigService/WatchConfig",
+      "content-type": "application/connect+json",
+    });
+    stream.on("error", () => {});
+    stream.end(envelope);
+    let received = "";
+    stream.on("data", (chunk: Buffer) => {
+      received += chunk.toString("latin1");
+    });
+    await waitFor(() => received.includes("WATCH_EVENT_TYPE_SYNCED"), 5_000, "SYNCED");
+    expect(r.registrar.cache.stats().subscribers).toBe(1);
+    socket.destroy();
+    await waitFor(
+      () => r.registrar.cache.stats().subscribers === 0,
+      5_000,
+      "the subscription to end",
+    );
   });
 
   it("ends open streams cleanly (OK) when the registrar drains", async () => {

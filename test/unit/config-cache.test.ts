@@ -28,6 +28,7 @@ function switchableStore(inner: ConfigStore) {
     revision: () => (down ? unavailable() : inner.revision()),
     put: (p) => inner.put(p),
     delete: (s) => inner.delete(s),
+    write: (changes) => inner.write(changes),
     ping: () => (down ? unavailable() : inner.ping()),
     close: () => inner.close(),
     watch(after, handler, filter) {
@@ -99,6 +100,86 @@ describe("config cache", () => {
     if (recent.initial.kind === "replay") {
       expect(recent.initial.events.map((e) => e.service)).toEqual(["ns/s8", "ns/s9"]);
     }
+  });
+
+  it("resuming from a revision of several changes (a batched write) sends all of them again", async () => {
+    const store = createMemoryStore({ origin: "hub" });
+    const cache = cacheOver(store);
+    await cache.whenSynced();
+    const single = await store.put(makeProjection("ns/first"));
+    const batch = await store.write(
+      ["ns/a", "ns/b", "ns/c"].map((s) => ({ type: "put", projection: makeProjection(s) })),
+    );
+    const after = await store.put(makeProjection("ns/last"));
+    await waitFor(() => cache.revision === after);
+    const replay = (resumeRevision: number) => {
+      const sub = cache.subscribe({ view: "all", resumeRevision, onEvents: noop, onClose: noop });
+      sub.unsubscribe();
+      expect(sub.initial.kind).toBe("replay");
+      return sub.initial.kind === "replay"
+        ? sub.initial.events.map((e) => `${e.service}@${e.revision}`)
+        : [];
+    };
+    // A client that applied only ns/a of the batch (its last revision is the
+    // batch's) gets the whole batch again, then what followed.
+    expect(replay(batch)).toEqual([
+      `ns/a@${batch}`,
+      `ns/b@${batch}`,
+      `ns/c@${batch}`,
+      `ns/last@${after}`,
+    ]);
+    // A revision of one change is not repeated.
+    expect(replay(single)).toEqual([
+      `ns/a@${batch}`,
+      `ns/b@${batch}`,
+      `ns/c@${batch}`,
+      `ns/last@${after}`,
+    ]);
+    expect(replay(after)).toEqual([]);
+
+    // A cache that starts at the batch's revision still replays the batch.
+    const restarted = createMemoryStore({ origin: "hub", backend: store.backend });
+    const late = await restarted.write(
+      ["ns/x", "ns/y"].map((s) => ({ type: "put", projection: makeProjection(s) })),
+    );
+    const fresh = cacheOver(restarted);
+    await fresh.whenSynced();
+    expect(fresh.revision).toBe(late);
+    const sub = fresh.subscribe({
+      view: "effective",
+      resumeRevision: late,
+      onEvents: noop,
+      onClose: noop,
+    });
+    expect(sub.initial.kind).toBe("replay");
+    if (sub.initial.kind === "replay") {
+      expect(sub.initial.events.map((e) => `${e.type}:${e.service}@${e.revision}`)).toEqual([
+        `upsert:ns/x@${late}`,
+        `upsert:ns/y@${late}`,
+      ]);
+    }
+  });
+
+  it("trims its history by whole revisions", async () => {
+    const store = createMemoryStore({ origin: "hub" });
+    const cache = cacheOver(store, 2);
+    await cache.whenSynced();
+    const first = await store.write(
+      ["ns/a", "ns/b"].map((s) => ({ type: "put", projection: makeProjection(s) })),
+    );
+    const second = await store.write(
+      ["ns/c", "ns/d", "ns/e"].map((s) => ({ type: "put", projection: makeProjection(s) })),
+    );
+    await waitFor(() => cache.revision === second);
+    // Five records against a limit of two: the trim keeps the second batch
+    // whole, so a client that applied part of it still gets all of it.
+    const services = (resumeRevision: number) => {
+      const sub = cache.subscribe({ view: "all", resumeRevision, onEvents: noop, onClose: noop });
+      return sub.initial.kind === "replay" ? sub.initial.events.map((e) => e.service) : "snapshot";
+    };
+    expect(services(second)).toEqual(["ns/c", "ns/d", "ns/e"]);
+    expect(services(first)).toEqual(["ns/c", "ns/d", "ns/e"]);
+    expect(services(first - 1)).toBe("snapshot");
   });
 
   it("closes subscribers when the store is lost, refuses new ones, and re-lists with a sweep when it returns", async () => {

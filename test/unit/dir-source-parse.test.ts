@@ -1,5 +1,11 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseManifest } from "../../services/registrar/export/dir-parse.js";
+import {
+  parseCleanManifest,
+  parseManifest,
+  parseManifestThoroughly,
+} from "../../services/registrar/export/dir-parse.js";
 import { isIgnoredName } from "../../services/registrar/export/dir-source.js";
 import {
   compareObjects,
@@ -196,5 +202,106 @@ describe("normalizeObject and the object order", () => {
       ["HTTPRoute/a/z", "Namespace//b", "Service/a/B", "Service/a/b", "Service/b/a"],
     );
     expect(compareObjects(sorted[0] as object, sorted[0] as object)).toBe(0);
+  });
+});
+
+describe("parseManifest's fast path", () => {
+  /** Every manifest of the examples and the fixtures, as text. */
+  async function manifestTexts(): Promise<[string, string][]> {
+    const root = resolve(import.meta.dirname, "../..");
+    const found: [string, string][] = [];
+    const visit = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await visit(path);
+        else if (/\.(ya?ml|json)$/.test(entry.name))
+          found.push([path, await readFile(path, "utf8")]);
+      }
+    };
+    for (const dir of ["examples", "test/fixtures"]) await visit(join(root, dir));
+    return found;
+  }
+
+  const object = (body: string) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\n${body}`;
+
+  /** Inputs where the two libraries could disagree; each must give the same result either way. */
+  const tricky: Record<string, string> = {
+    scalars: object(
+      "data:\n  i: 12\n  neg: -7\n  plus: +3\n  oct: 0o17\n  octLike: 0755\n  hex: 0x1F\n  negHex: -0x1F\n" +
+        "  under: 1_000\n  bin: 0b101\n  f: 1.50\n  e: 1e3\n  dot: .5\n  inf: -.inf\n  nan: .NaN\n" +
+        "  t: true\n  T: True\n  y: yes\n  on: on\n  n: ~\n  N: NULL\n  empty:\n  date: 2026-11-01T09:00:00Z\n" +
+        "  sexagesimal: 1:20\n  q: '12'\n  dq: \"true\"\n",
+    ),
+    strings: object(
+      "data:\n  folded: >\n    a\n    b\n\n    c\n  literal: |-\n    x\n      y\n  keep: |+\n    k\n\n" +
+        "  plain: multi\n    line plain\n  esc: \"tab\\tnl\\n\\u263A\\x41\"\n  single: 'it''s'\n  colon: a:b\n  hash: a #b\n",
+    ),
+    flow: object('data: {a: 1, "b": [x, y, {z: null}], c: [ ]}\n'),
+    keys: object("data:\n  80: port\n  true: yes\n  1.0: one\n  '~': tilde\n"),
+    nullKey: object("data:\n  ~: nothing\n"),
+    quotedNullKey: object('data:\n  "null": quoted\n'),
+    duplicateKey: object("data:\n  a: 1\n  a: 2\n"),
+    anchors: object("data: &d\n  a: 1\nother: *d\n"),
+    scalarAlias: object("x: &v 3\ny: *v\n"),
+    tags: object("data:\n  s: !!str 12\n  i: !!int '7'\n  custom: !thing x\n"),
+    merge: object("base: &b {a: 1}\ndata:\n  <<: *b\n  c: 2\n"),
+    directive: `%YAML 1.2\n---\n${object("")}`,
+    documentEnd: `${object("")}...\n`,
+    crlf: object("data:\n  a: b\n").replaceAll("\n", "\r\n"),
+    commentsAndMarkers: `# lead\n\n--- # first\n# inside\n${object("")}---\n---\n\n  # indented comment\n${object("x: 1\n")}`,
+    inlineAfterMarker: '--- {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}\n',
+    list: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n",
+    notObject: "- a\n- b\n",
+    missingName: "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
+    syntaxError: object("data: [unclosed\n"),
+    tabIndent: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: c\n",
+    empty: "",
+    onlyComments: "# nothing\n# here\n",
+    emptyDocuments: `---\n---\n${object("")}---\n`,
+  };
+
+  it("gives exactly what the yaml library gives, for every example and fixture and for tricky input", async () => {
+    const inputs: [string, string][] = [...(await manifestTexts()), ...Object.entries(tricky)];
+    expect(inputs.length).toBeGreaterThan(Object.keys(tricky).length);
+    for (const [name, text] of inputs) {
+      expect(parseManifest(text, "f.yaml"), name).toEqual(parseManifestThoroughly(text, "f.yaml"));
+      const fast = parseCleanManifest(text);
+      if (fast !== undefined) expect(fast, name).toEqual(parseManifestThoroughly(text, "f.yaml"));
+    }
+  });
+
+  it("takes the fast path for clean manifests, and leaves anything doubtful to the yaml library", async () => {
+    for (const [name, text] of await manifestTexts()) {
+      if (parseManifestThoroughly(text, "f.yaml").problems.length === 0) {
+        expect(parseCleanManifest(text), name).toBeDefined();
+      }
+    }
+    for (const name of [
+      "scalars",
+      "strings",
+      "flow",
+      "keys",
+      "crlf",
+      "commentsAndMarkers",
+      "emptyDocuments",
+    ]) {
+      expect(parseCleanManifest(tricky[name] as string), name).toBeDefined();
+    }
+    for (const name of [
+      "nullKey",
+      "quotedNullKey",
+      "duplicateKey",
+      "anchors",
+      "tags",
+      "directive",
+      "documentEnd",
+      "list",
+      "notObject",
+      "missingName",
+      "syntaxError",
+    ]) {
+      expect(parseCleanManifest(tricky[name] as string), name).toBeUndefined();
+    }
   });
 });

@@ -24,6 +24,7 @@ import { createExportMetrics } from "../../services/registrar/export/export-metr
 import { createAlwaysLeader } from "../../services/registrar/export/leader-election.js";
 import {
   type ConfigStore,
+  MAX_WRITE_BATCH,
   StoreUnavailableError,
 } from "../../services/registrar/store/config-store.js";
 import {
@@ -266,23 +267,23 @@ describe("export controller: what it writes", () => {
 });
 
 describe("export controller: coalescing and retries", () => {
-  /** A store whose `list` waits for `release()` while `gate` is set. */
+  /** A store whose batched `write` waits for `release()` while `gate` is set. */
   function gatedStore(inner: MemoryConfigStore) {
     let gate: Promise<void> | undefined;
     let release = () => {};
-    let lists = 0;
+    let writes = 0;
     const store: ConfigStore = {
       ...inner,
-      list: async (options) => {
-        lists++;
+      write: async (changes, options) => {
+        writes++;
         if (gate !== undefined) await gate;
-        return inner.list(options);
+        return inner.write(changes, options);
       },
     };
     return {
       store,
-      get lists() {
-        return lists;
+      get writes() {
+        return writes;
       },
       hold() {
         gate = new Promise((resolve) => {
@@ -318,9 +319,9 @@ describe("export controller: coalescing and retries", () => {
     const reconciles = c.status().reconciles;
 
     gated.hold();
-    const lists = gated.lists;
-    source.set(withCanaryWeights(objects, 90, 10));
-    await waitFor(() => gated.lists > lists); // the reconcile is stuck listing
+    const writes = gated.writes;
+    source.set(withCanaryWeights(objects, 70, 30));
+    await waitFor(() => gated.writes > writes); // the reconcile is stuck writing
     for (let weight = 11; weight <= 15; weight++) {
       source.set(withCanaryWeights(objects, 100 - weight, weight));
     }
@@ -368,6 +369,134 @@ describe("export controller: coalescing and retries", () => {
     expect(text).toMatch(/^aether_config_export_last_success_timestamp_seconds \d/m);
     // The first failure is logged, not every retry.
     expect(log.withMessage("export reconcile failed; retrying")).toHaveLength(1);
+  });
+});
+
+describe("export controller: its view of the store", () => {
+  /** A store that counts `list` calls and fails the next `write` calls on demand. */
+  function countingStore(inner: MemoryConfigStore) {
+    let lists = 0;
+    let failWrites = 0;
+    const store: ConfigStore = {
+      ...inner,
+      list: async (options) => {
+        lists++;
+        return inner.list(options);
+      },
+      write: async (changes, options) => {
+        if (failWrites > 0) {
+          failWrites--;
+          throw new StoreUnavailableError("etcd txn failed: connection reset");
+        }
+        return inner.write(changes, options);
+      },
+    };
+    return {
+      store,
+      get lists() {
+        return lists;
+      },
+      failNextWrites(count: number) {
+        failWrites = count;
+      },
+    };
+  }
+
+  /** The checkout canary's stored weights. */
+  async function canary(store: ConfigStore): Promise<number[] | undefined> {
+    const checkout = (await ownProjections(store)).get("shop/checkout");
+    return checkout?.routes[0]?.rules[0]?.backends.map((b) => b.weight);
+  }
+
+  it("lists the store once per term and diffs later changes against what it wrote; a failed write or a new term lists it again", async () => {
+    const objects = await readManifestObjects();
+    const inner = createMemoryStore({ origin: "hub" });
+    const counting = countingStore(inner);
+    const source = createMemoryObjectSource(objects);
+    const leadership = createManualLeadership();
+    const c = controller({ source, store: counting.store, leadership });
+    c.start();
+    leadership.elect();
+    await waitFor(async () => (await ownProjections(inner)).size === 3);
+    await c.idle();
+    expect(counting.lists).toBe(1);
+
+    for (const [stable, canaryWeight] of [
+      [80, 20],
+      [70, 30],
+    ] as const) {
+      source.set(withCanaryWeights(objects, stable, canaryWeight));
+      await waitFor(async () => (await canary(inner))?.join() === `${stable},${canaryWeight}`);
+      await c.idle();
+    }
+    expect(counting.lists).toBe(1);
+
+    // A write fails: it may have landed or not, so the retry lists first.
+    counting.failNextWrites(1);
+    source.set(withCanaryWeights(objects, 60, 40));
+    await waitFor(async () => (await canary(inner))?.join() === "60,40");
+    await c.idle();
+    expect(counting.lists).toBe(2);
+    expect(c.status()).toMatchObject({ state: "exporting", lastError: undefined });
+
+    // Someone else rewrote a key within the term: the controller does not see
+    // it until its next term, which lists again and puts it right.
+    const stored = (await ownProjections(inner)).get("shop/checkout") as ServiceConfigProjection;
+    await inner.put(makeProjection("shop/checkout", { version: stored.version }));
+    leadership.depose();
+    await waitFor(() => c.status().state === "standby");
+    leadership.elect();
+    await waitFor(async () => (await canary(inner))?.join() === "60,40");
+    await c.idle();
+    expect(counting.lists).toBe(3);
+    const rewritten = (await ownProjections(inner)).get("shop/checkout");
+    expect(parseVersion(rewritten?.version as string)).toBeGreaterThan(
+      parseVersion(stored.version) as bigint,
+    );
+  });
+
+  it("writes a large export in batches of at most MAX_WRITE_BATCH, one revision each", async () => {
+    const services = 300;
+    const objects: KubeObject[] = [];
+    for (let i = 0; i < services; i++) {
+      const metadata = { namespace: "bulk", name: `s${i}` };
+      objects.push({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata,
+        spec: { ports: [{ port: 80 }] },
+      });
+      objects.push({
+        apiVersion: "multicluster.x-k8s.io/v1alpha1",
+        kind: "ServiceExport",
+        metadata,
+      });
+    }
+    const store = createMemoryStore({ origin: "hub" });
+    const start = await store.revision();
+    const registry = new Registry();
+    const c = controller({
+      source: createMemoryObjectSource(objects),
+      store,
+      metrics: createExportMetrics(registry),
+    });
+    c.start();
+    await waitFor(async () => (await ownProjections(store)).size === services);
+    await c.idle();
+    const batchCount = Math.ceil(services / MAX_WRITE_BATCH);
+    expect(await store.revision()).toBe(start + batchCount);
+    const revisions = new Set(
+      (await store.list({ origin: "hub" })).entries.map((e) => e.modRevision),
+    );
+    expect(revisions.size).toBe(batchCount);
+    expect(await registry.metrics()).toMatch(
+      new RegExp(`^aether_config_export_writes_total\\{op="put"\\} ${services}$`, "m"),
+    );
+    // Versions are distinct and increasing within a batch, too.
+    const versions = new Set(
+      (await store.list({ origin: "hub" })).entries.map((e) => e.projection.version),
+    );
+    expect(versions.size).toBe(services);
   });
 });
 

@@ -18,10 +18,17 @@ export interface DirectoryWatchers {
    * Watches exactly `directories` (absolute path → identity such as
    * `dev:inode`): stops watching the others, and (re)watches a path that is
    * new or whose identity changed (a directory deleted and created again).
-   * Returns true when it started a watch, since changes made before a watch
-   * started were not reported: the caller should scan once more.
+   * Returns the directories it started watching, since changes made in them
+   * before their watch started were not reported: the caller should scan
+   * them once more.
    */
-  update(directories: ReadonlyMap<string, string>): boolean;
+  update(directories: ReadonlyMap<string, string>): string[];
+  /**
+   * Starts watching one directory (of identity `identity`) unless it is
+   * watched already; a scan calls this before it lists a directory, so that
+   * no change after the listing goes unreported. Returns whether it started.
+   */
+  watch(directory: string, identity: string): boolean;
   /** How many directories are watched. */
   readonly size: number;
   /** Stops every watch. */
@@ -29,14 +36,15 @@ export interface DirectoryWatchers {
 }
 
 /**
- * Creates an empty set of directory watchers. `onEvent` is called for every
- * change reported in a watched directory (and when a watch fails, after
- * which the directory is watched again at the next `update`);
- * `onUnwatchable` when a directory cannot be watched at all (for example
- * when the inotify watch limit is reached), so that the caller can poll.
+ * Creates an empty set of directory watchers. `onEvent` is called with the
+ * directory for every change reported in a watched directory, and without
+ * one when a watch fails (after which the directory is watched again at the
+ * next `update`; what changed meanwhile is unknown); `onUnwatchable` when a
+ * directory cannot be watched at all (for example when the inotify watch
+ * limit is reached), so that the caller can poll.
  */
 export function createDirectoryWatchers(
-  onEvent: () => void,
+  onEvent: (directory: string | undefined) => void,
   onUnwatchable: (directory: string, error: Error) => void,
 ): DirectoryWatchers {
   const watchers = new Map<string, { readonly identity: string; readonly watcher: FSWatcher }>();
@@ -46,32 +54,41 @@ export function createDirectoryWatchers(
     watchers.delete(directory);
   };
 
+  /** Starts watching `directory` unless it is watched as `identity` already; true when it started. */
+  const start = (directory: string, identity: string): boolean => {
+    const current = watchers.get(directory);
+    if (current?.identity === identity) return false;
+    if (current !== undefined) unwatch(directory);
+    try {
+      const watcher = watch(directory, { persistent: true }, () => onEvent(directory));
+      watcher.on("error", () => {
+        if (watchers.get(directory)?.watcher === watcher) unwatch(directory);
+        else watcher.close();
+        onEvent(undefined);
+      });
+      watchers.set(directory, { identity, watcher });
+      return true;
+    } catch (error) {
+      // A directory removed since the scan is simply not watched; the next scan drops it.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+        onUnwatchable(directory, error as Error);
+      }
+      return false;
+    }
+  };
+
   return {
     update(directories) {
       for (const [directory, entry] of [...watchers]) {
         if (directories.get(directory) !== entry.identity) unwatch(directory);
       }
-      let added = false;
+      const started: string[] = [];
       for (const [directory, identity] of directories) {
-        if (watchers.has(directory)) continue;
-        try {
-          const watcher = watch(directory, { persistent: true }, () => onEvent());
-          watcher.on("error", () => {
-            if (watchers.get(directory)?.watcher === watcher) unwatch(directory);
-            else watcher.close();
-            onEvent();
-          });
-          watchers.set(directory, { identity, watcher });
-          added = true;
-        } catch (error) {
-          // A directory removed since the scan is simply not watched; the next scan drops it.
-          if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-            onUnwatchable(directory, error as Error);
-          }
-        }
+        if (!watchers.has(directory) && start(directory, identity)) started.push(directory);
       }
-      return added;
+      return started;
     },
+    watch: start,
     get size() {
       return watchers.size;
     },

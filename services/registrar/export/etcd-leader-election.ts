@@ -39,6 +39,7 @@ import {
   SortTarget,
 } from "etcd3";
 import { createSilentLogger, type Logger } from "../logger.js";
+import type { EtcdSecurity } from "../store/etcd-security.js";
 import {
   callEtcd,
   closeStream,
@@ -76,6 +77,8 @@ export interface EtcdLeaderElectionOptions {
   readonly requestTimeoutMs?: number;
   /** A source of uniform numbers in [0, 1) for retry jitter; default `Math.random`. */
   readonly random?: () => number;
+  /** TLS and authentication towards etcd (see etcd-security.ts); default none. */
+  readonly security?: EtcdSecurity;
 }
 
 /** Returns the name of one origin's export election under a store prefix. */
@@ -112,7 +115,7 @@ function settleOnce<T>(): { promise: Promise<T>; resolve(value: T): void; settle
  * rejection or an unhandled `error` event.
  */
 export function createEtcdLeaderElection(options: EtcdLeaderElectionOptions): LeaderElection {
-  const client: Etcd3 = createEtcdClient(options.endpoints);
+  const client: Etcd3 = createEtcdClient(options.endpoints, options.security);
   const name = options.name.replace(/\/+$/, "");
   const ttlSeconds = Math.max(1, Math.ceil((options.ttlMs ?? DEFAULT_ELECTION_TTL_MS) / 1000));
   const identity = options.identity ?? `${hostname()}/${process.pid}`;

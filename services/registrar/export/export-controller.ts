@@ -1,10 +1,22 @@
 /**
  * The export controller: the hub's write path. While this registrar holds
  * the export leadership and its object source is synced, it projects the
- * source's snapshot (`projectServices`), lists the projections the store
- * holds under this registrar's own origin, and reconciles the two: it puts
- * the new and changed projections and deletes the ones no longer exported
- * (including stale ones left by an earlier run).
+ * source's snapshot, compares the projections with what the store holds under
+ * this registrar's own origin, and reconciles the two: it puts the new and
+ * changed projections and deletes the ones no longer exported (including
+ * stale ones left by an earlier run).
+ *
+ * - What the store holds is listed once per leadership term (and again after
+ *   any failed or fenced write); within a term the controller is the only
+ *   writer of its origin, so it keeps its own view of what it wrote (each
+ *   service's content digest and version) instead of listing the store on
+ *   every change, the way Cilium's kvstore writers skip unchanged values and
+ *   resync after a reconnect. Projection is incremental too (see
+ *   `projector-incremental.ts`): an edit of one route re-projects the
+ *   services it affects, not the whole snapshot.
+ * - Puts are batched into transactions of up to {@link MAX_WRITE_BATCH}
+ *   (one revision each); deletes are written one at a time, so that every
+ *   batch a watcher sees is a set of upserts (see `ConfigCache`).
  *
  * - A projection's `version` is its export time (RFC 3339, nanoseconds, UTC),
  *   bumped only when its content changed; identical content writes nothing.
@@ -19,20 +31,23 @@
  * - Authority: with a control cluster other than this registrar's own
  *   cluster, it does not export at all, and says why once.
  */
+import { createHash } from "node:crypto";
 import { toBinary } from "@bufbuild/protobuf";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { formatVersion, parseVersion } from "../../common/projection-version.js";
-import { projectServices, type RouteRejection, type RouteWarning } from "../../common/projector.js";
+import type { RouteRejection, RouteWarning } from "../../common/projector.js";
+import { createIncrementalProjector } from "../../common/projector-incremental.js";
 import { createSilentLogger, type Logger } from "../logger.js";
 import {
   type ConfigStore,
   FencedWriteError,
-  type StoredProjection,
+  MAX_WRITE_BATCH,
   type WriteOptions,
 } from "../store/config-store.js";
+import { unstampValue } from "../store/decode-entry.js";
 import { type Backoff, createBackoff } from "./backoff.js";
 import { createNoopExportMetrics, type ExportMetrics } from "./export-metrics.js";
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
@@ -175,6 +190,19 @@ export function sameContent(a: ServiceConfigProjection, b: ServiceConfigProjecti
   return Buffer.from(projectionContent(a)).equals(projectionContent(b));
 }
 
+/** What the controller knows it wrote (or listed) for one service under its origin. */
+interface ExportedProjection {
+  /** The SHA-256 of the content bytes (see {@link projectionContent}), base64url. */
+  readonly digest: string;
+  /** The stored version. */
+  readonly version: string;
+}
+
+/** The digest by which the controller recognises content it exported (see {@link ExportedProjection}). */
+function contentDigest(content: Uint8Array): string {
+  return createHash("sha256").update(content).digest("base64url");
+}
+
 /** The system clock in nanoseconds since the Unix epoch (millisecond resolution). */
 export function systemClockNanos(): bigint {
   return BigInt(Date.now()) * 1_000_000n;
@@ -185,8 +213,14 @@ class TermEndedError extends Error {
   override readonly name = "TermEndedError";
 }
 
-/** How many store writes one reconcile has in flight at most. */
-const WRITE_CONCURRENCY = 8;
+/** How many store writes (batches or deletes) one reconcile has in flight at most. */
+const WRITE_CONCURRENCY = 4;
+
+/** The most content bytes one write batch carries, well under etcd's 1.5 MiB request limit. */
+const MAX_BATCH_BYTES = 512 * 1024;
+
+/** How many services a reconcile names in its info log line; the rest are counted. */
+const LOGGED_SERVICES = 20;
 
 /**
  * Creates an export controller; nothing runs until `start()`. Throws a
@@ -220,6 +254,14 @@ export function createExportController(options: ExportControllerOptions): Export
   let rejections: RouteRejection[] = [];
   let warnings: RouteWarning[] = [];
   let seenProblems = new Set<string>();
+  const projector = createIncrementalProjector();
+  /**
+   * The own-origin projections as listed at the start of `viewTerm` and
+   * updated by every write since; undefined when the store must be listed
+   * again (a new term, or a write that failed and may or may not have landed).
+   */
+  let view: Map<string, ExportedProjection> | undefined;
+  let viewTerm: LeaderTerm | undefined;
 
   /** The debounce timer of a scheduled reconcile. */
   let timer: NodeJS.Timeout | undefined;
@@ -294,12 +336,16 @@ export function createExportController(options: ExportControllerOptions): Export
     reconciles++;
     try {
       await reconcile(term);
+      // Index what the projections depend on now, not when the next edit is waiting.
+      setImmediate(() => projector.prepare());
       backoff.reset();
       failing = false;
       lastError = undefined;
       lastSuccessAt = new Date();
       metrics.setLastSuccess(lastSuccessAt.getTime() / 1_000);
     } catch (error) {
+      // A write may have landed or not: list the store again before the next diff.
+      view = undefined;
       if (error instanceof TermEndedError) return;
       const message = error instanceof Error ? error.message : String(error);
       lastError = message;
@@ -373,66 +419,152 @@ export function createExportController(options: ExportControllerOptions): Export
     }
   };
 
-  /** Diffs the desired projections against the stored own-origin ones and writes the difference. */
-  const reconcile = async (term: LeaderTerm): Promise<void> => {
-    const output = projectServices(source.snapshot());
-    noteProblems(output.rejections, output.warnings);
+  /**
+   * Lists the own-origin projections into a new view for `term`: each
+   * service's content digest and version. The content is read off the stored
+   * bytes without decoding them: they are encoded canonically (by this
+   * controller, or a `--seed`), so dropping the origin and version fields
+   * gives exactly the content bytes. (Bytes some other encoder wrote with
+   * another field order would only look changed, and be written once more.)
+   */
+  const listView = async (term: LeaderTerm): Promise<Map<string, ExportedProjection>> => {
     const listing = await store.list({ origin });
     checkTerm(term);
-    const stored = new Map<string, StoredProjection>();
-    for (const entry of listing.entries) stored.set(entry.service, entry);
+    const listed = new Map<string, ExportedProjection>();
+    for (const entry of listing.entries) {
+      const content = unstampValue(entry.value) ?? projectionContent(entry.projection);
+      listed.set(entry.service, { digest: contentDigest(content), version: entry.version });
+    }
+    return listed;
+  };
+
+  /**
+   * Diffs the desired projections against the view of the stored own-origin
+   * ones and writes the difference. The view is listed first when this term
+   * has none; then everything is projected again, otherwise only what the
+   * source's changes affect.
+   */
+  const reconcile = async (term: LeaderTerm): Promise<void> => {
+    const snapshot = source.snapshot();
+    let current = viewTerm === term ? view : undefined;
+    const relisted = current === undefined;
+    if (current === undefined) {
+      view = undefined;
+      current = await listView(term);
+      view = current;
+      viewTerm = term;
+    }
+    const exported = current;
+    const { full, projections, rejections, warnings } = projector.update(snapshot, {
+      full: relisted,
+    });
+    noteProblems(rejections, warnings);
+    // Handed over to the batches, which let go of each projection as they take it.
+    const pending: (ServiceConfigProjection | undefined)[] = [...projections];
     const writeOptions: WriteOptions = term.fence === undefined ? {} : { fence: term.fence };
-    const tasks: (() => Promise<void>)[] = [];
-    const desired = new Set<string>();
-    for (const projection of output.projections) {
-      desired.add(projection.service);
-      const current = stored.get(projection.service);
-      if (current !== undefined && sameContent(current.projection, projection)) continue;
-      tasks.push(async () => {
-        checkTerm(term);
-        const version = nextVersion(current?.projection.version);
-        const revision = await store.put(
-          { ...projection, version, originCluster: origin },
-          writeOptions,
-        );
+    const written: { service: string; isNew: boolean }[] = [];
+    const deleted: string[] = [];
+
+    const writeBatch = async (batch: readonly ChangedProjection[]): Promise<void> => {
+      checkTerm(term);
+      const stamped = batch.map(({ projection }) => ({
+        ...projection,
+        version: nextVersion(exported.get(projection.service)?.version),
+        originCluster: origin,
+      }));
+      const revision = await store.write(
+        stamped.map((projection, i) => ({
+          type: "put",
+          projection,
+          content: (batch[i] as ChangedProjection).content,
+        })),
+        writeOptions,
+      );
+      for (const [i, projection] of stamped.entries()) {
+        const { digest, isNew } = batch[i] as ChangedProjection;
+        exported.set(projection.service, { digest, version: projection.version });
+        written.push({ service: projection.service, isNew });
         writes++;
         metrics.countWrite("put");
-        logger.info(
-          { service: projection.service, version, revision, routes: projection.routes.length },
-          current === undefined ? "exported a new projection" : "exported a changed projection",
+        logger.debug(
+          {
+            service: projection.service,
+            version: projection.version,
+            revision,
+            routes: projection.routes.length,
+          },
+          isNew ? "exported a new projection" : "exported a changed projection",
         );
-      });
-    }
+      }
+    };
+
+    const unexport = async (service: string): Promise<void> => {
+      checkTerm(term);
+      const revision = await store.delete(service, writeOptions);
+      exported.delete(service);
+      deleted.push(service);
+      writes++;
+      metrics.countWrite("delete");
+      logger.debug({ service, revision }, "unexported a projection no longer exported");
+    };
+
     // While the source reports problems (a manifest that does not parse, a
     // failed watch), its snapshot may be missing objects that still exist:
     // hold unexports until it is whole again, so a typo never deletes config.
     const holdDeletes = source.problems().length > 0;
-    const held: string[] = [];
-    for (const service of stored.keys()) {
-      if (desired.has(service)) continue;
-      if (holdDeletes) {
-        held.push(service);
-        continue;
-      }
-      tasks.push(async () => {
-        checkTerm(term);
-        const revision = await store.delete(service, writeOptions);
-        writes++;
-        metrics.countWrite("delete");
-        logger.info({ service, revision }, "unexported a projection no longer exported");
-      });
-    }
-    if (held.length > 0) {
+    const gone = [...exported.keys()].filter((service) => !projector.services.has(service));
+    if (holdDeletes && gone.length > 0) {
       logger.warn(
-        { services: held, problems: source.problems().length },
+        { services: gone, problems: source.problems().length },
         "holding unexports while the export source reports problems",
       );
     }
-    await runLimited(tasks, WRITE_CONCURRENCY);
+    // Tasks are made as the writers ask for them: the content of the next
+    // batch is encoded while earlier batches are in flight.
+    function* tasks(): Generator<() => Promise<void>> {
+      for (const batch of changedBatches(pending, exported)) {
+        yield () => writeBatch(batch);
+      }
+      if (!holdDeletes) for (const service of gone) yield () => unexport(service);
+    }
+    try {
+      await runLimited(tasks(), WRITE_CONCURRENCY);
+    } finally {
+      logWrites(written, deleted);
+    }
     checkTerm(term);
-    exportedCount = output.projections.length;
+    exportedCount = projector.services.size;
     metrics.setServices(exportedCount);
-    logger.debug({ writes: tasks.length, services: exportedCount }, "export reconciled");
+    logger.debug(
+      { writes: written.length + deleted.length, services: exportedCount, full },
+      "export reconciled",
+    );
+  };
+
+  /**
+   * Logs one info line for the projections a reconcile wrote (those whose
+   * writes landed), naming up to {@link LOGGED_SERVICES} of each kind; every write is
+   * also logged on its own at debug level.
+   */
+  const logWrites = (
+    written: readonly { service: string; isNew: boolean }[],
+    deleted: readonly string[],
+  ): void => {
+    if (written.length === 0 && deleted.length === 0) return;
+    const created = written.filter((w) => w.isNew).map((w) => w.service);
+    const changed = written.filter((w) => !w.isNew).map((w) => w.service);
+    const name = (services: readonly string[]) => services.slice(0, LOGGED_SERVICES);
+    logger.info(
+      {
+        new: created.length,
+        changed: changed.length,
+        unexported: deleted.length,
+        ...(created.length > 0 ? { newServices: name(created) } : {}),
+        ...(changed.length > 0 ? { changedServices: name(changed) } : {}),
+        ...(deleted.length > 0 ? { unexportedServices: name(deleted) } : {}),
+      },
+      "exported projections",
+    );
   };
 
   const onTerm = (term: LeaderTerm | undefined): void => {
@@ -441,6 +573,7 @@ export function createExportController(options: ExportControllerOptions): Export
     cancelScheduled();
     backoff.reset();
     failing = false;
+    view = undefined;
     if (term === undefined) {
       exportedCount = 0;
       metrics.setServices(0);
@@ -524,23 +657,71 @@ export function createExportController(options: ExportControllerOptions): Export
   };
 }
 
+/** A projection whose content differs from what the store holds. */
+interface ChangedProjection {
+  /** The projection, without version and origin. */
+  readonly projection: ServiceConfigProjection;
+  /** Its content bytes (see {@link projectionContent}). */
+  readonly content: Uint8Array;
+  /** Their digest (see {@link contentDigest}). */
+  readonly digest: string;
+  /** Whether the store holds no projection of the service yet. */
+  readonly isNew: boolean;
+}
+
 /**
- * Runs `tasks` with at most `limit` in flight. On the first failure no new
- * task starts; the ones in flight finish, then it rejects with that failure.
+ * Yields the projections whose content differs from `exported` in write
+ * batches of at most {@link MAX_WRITE_BATCH} projections and about
+ * {@link MAX_BATCH_BYTES} content bytes (a larger projection goes alone),
+ * encoding each projection's content only when the batch is asked for. Each
+ * projection is removed from `projections` as it is taken, so that a large
+ * export holds only the projections not written yet.
  */
-async function runLimited(tasks: readonly (() => Promise<void>)[], limit: number): Promise<void> {
-  let next = 0;
+function* changedBatches(
+  projections: (ServiceConfigProjection | undefined)[],
+  exported: ReadonlyMap<string, ExportedProjection>,
+): Generator<ChangedProjection[]> {
+  let batch: ChangedProjection[] = [];
+  let bytes = 0;
+  for (let i = 0; i < projections.length; i++) {
+    const projection = projections[i];
+    projections[i] = undefined;
+    if (projection === undefined) continue;
+    const known = exported.get(projection.service);
+    const content = projectionContent(projection);
+    const digest = contentDigest(content);
+    if (known?.digest === digest) continue;
+    const size = content.length + 128;
+    if (batch.length > 0 && (batch.length === MAX_WRITE_BATCH || bytes + size > MAX_BATCH_BYTES)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push({ projection, content, digest, isNew: known === undefined });
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * Runs `tasks` with at most `limit` in flight, taking each task from the
+ * iterable only when a runner is free. On the first failure no new task
+ * starts; the ones in flight finish, then it rejects with that failure.
+ */
+async function runLimited(tasks: Iterable<() => Promise<void>>, limit: number): Promise<void> {
+  const iterator = tasks[Symbol.iterator]();
   let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < tasks.length) {
-      const task = tasks[next++] as () => Promise<void>;
+  const runner = async (): Promise<void> => {
+    while (failure === undefined) {
       try {
-        await task();
+        const next = iterator.next();
+        if (next.done === true) return;
+        await next.value();
       } catch (error) {
         failure ??= { error };
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  await Promise.all(Array.from({ length: limit }, runner));
   if (failure !== undefined) throw failure.error;
 }

@@ -104,10 +104,11 @@ export interface SnapshotPublisher {
   snapshot(): readonly KubeObject[];
   /**
    * Replaces the snapshot. When its content differs from the current one
-   * (compared as JSON), listeners are called on a later turn of the event
-   * loop (unless `notify` is false: the first snapshot, which `whenSynced`
-   * announces) and true is returned; otherwise nothing happens and false is
-   * returned.
+   * (object by object: the same object, or one with the same JSON),
+   * listeners are called on a later turn of the event loop (unless `notify`
+   * is false: the first snapshot, which `whenSynced` announces) and true is
+   * returned; otherwise nothing happens (the current snapshot, with its
+   * objects, is kept) and false is returned.
    */
   publish(objects: readonly KubeObject[], notify?: boolean): boolean;
   /** Registers a listener; returns a function that unregisters it. */
@@ -125,7 +126,6 @@ export interface SnapshotPublisher {
  */
 export function createSnapshotPublisher(logger: Logger, source: string): SnapshotPublisher {
   let current: readonly KubeObject[] = Object.freeze([]);
-  let currentJson = "[]";
   const listeners = new Set<() => void>();
   let pending: NodeJS.Immediate | undefined;
 
@@ -143,10 +143,8 @@ export function createSnapshotPublisher(logger: Logger, source: string): Snapsho
   return {
     snapshot: () => current,
     publish(objects, notify = true) {
-      const json = JSON.stringify(objects);
-      if (json === currentJson) return false;
+      if (sameObjects(current, objects)) return false;
       current = Object.freeze([...objects]);
-      currentJson = json;
       if (notify) pending ??= setImmediate(callListeners);
       return true;
     },
@@ -163,6 +161,20 @@ export function createSnapshotPublisher(logger: Logger, source: string): Snapsho
       pending = undefined;
     },
   };
+}
+
+/**
+ * Reports whether two snapshots hold the same content in the same order:
+ * each pair of objects is the same object or has the same JSON. Only the
+ * objects that are not the same are serialised, so comparing a snapshot with
+ * one that differs in a file or two costs little.
+ */
+function sameObjects(a: readonly KubeObject[], b: readonly KubeObject[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i] && JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
+  }
+  return true;
 }
 
 /** See {@link createSyncGate}. */

@@ -296,6 +296,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     sniffProtocol(socket, handshakeTimeoutMs, (protocol) => {
       sniffing.delete(socket);
       if (protocol === "h2c") {
+        // The socket comes from the HTTP/1.1 server, which allows half-open
+        // connections; HTTP/2 has no use for them, and a session whose peer
+        // went away (FIN) would otherwise never close, nor its open streams end.
+        socket.allowHalfOpen = false;
         h2.emit("connection", socket);
       } else if (protocol === "http/1.1") {
         for (const listener of http1ConnectionListeners) listener.call(http1, socket);

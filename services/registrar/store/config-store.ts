@@ -10,8 +10,21 @@ export interface StoredProjection {
   readonly origin: string;
   /** The service (`namespace/name`), from the key path. */
   readonly service: string;
-  /** The decoded value, with `originCluster` equal to `origin`. */
+  /**
+   * The decoded value, with `originCluster` equal to `origin`. A value the
+   * store has decoded before (the same bytes under the same key) is decoded
+   * again only when this is first read, so a reader that needs only `value`
+   * and `version` pays nothing for it.
+   */
   readonly projection: ServiceConfigProjection;
+  /**
+   * The binary encoding of `projection`: the stored bytes, or the re-stamped
+   * message's encoding when the value claimed another origin or service.
+   * Immutable: it may be shared with other entries and the store's own memory.
+   */
+  readonly value: Uint8Array;
+  /** `projection.version`, readable without decoding. */
+  readonly version: string;
   /** The store revision at which this value was last written. */
   readonly modRevision: number;
 }
@@ -107,6 +120,34 @@ export interface WriteOptions {
   readonly fence?: WriteFence;
 }
 
+/** One change of a {@link ConfigStore.write} batch. */
+export type StoreWrite =
+  | {
+      /** Create or replace the own origin's projection of `projection.service`. */
+      readonly type: "put";
+      /** The projection; `originCluster` is stamped with the store's origin. */
+      readonly projection: ServiceConfigProjection;
+      /**
+       * The projection's binary encoding with `version` and `originCluster`
+       * empty, when the caller has it already (to compare contents): the store
+       * then derives the value from it rather than encoding `projection`
+       * again. It must be exactly that encoding.
+       */
+      readonly content?: Uint8Array;
+    }
+  | {
+      /** Delete the own origin's projection of `service` (nothing when there is none). */
+      readonly type: "delete";
+      /** The service (`namespace/name`). */
+      readonly service: string;
+    };
+
+/**
+ * The most changes one {@link ConfigStore.write} batch may carry: etcd's
+ * default limit of operations in one transaction (`--max-txn-ops`).
+ */
+export const MAX_WRITE_BATCH = 128;
+
 /** Callbacks of a store watch. */
 export interface WatchHandler {
   /**
@@ -191,6 +232,23 @@ export interface ConfigStore {
    * and no longer holds.
    */
   delete(service: string, options?: WriteOptions): Promise<number | undefined>;
+  /**
+   * Applies a batch of puts and deletes under this store's own origin
+   * atomically (one etcd transaction): every change lands at one revision, or
+   * none does. A delete of a service that has no projection changes nothing.
+   * Resolves to the store revision after the batch (unchanged when nothing
+   * changed). Watches report the changes of one batch in one `onEvents` call,
+   * in the order given, all with the batch's revision.
+   *
+   * Rejects with a TypeError (writing nothing) when a service is not
+   * `namespace/name` or appears twice, with a RangeError when there are more
+   * than {@link MAX_WRITE_BATCH} changes, and with {@link FencedWriteError}
+   * (writing nothing) when `options.fence` is set and no longer holds. The
+   * caller keeps a batch's encoded size well under etcd's request limit
+   * (1.5 MiB by default). An empty batch writes nothing and resolves to the
+   * current revision.
+   */
+  write(changes: readonly StoreWrite[], options?: WriteOptions): Promise<number>;
   /**
    * Watches changes strictly after `afterRevision` (so a listing at revision R
    * followed by `watch(R)` misses nothing and repeats nothing). Callbacks never

@@ -12,12 +12,14 @@ import {
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { checkServiceName } from "../../common/service-name.js";
 import type { Logger } from "../logger.js";
-import type {
-  ListOptions,
-  ProjectionFilter,
-  StoreCounters,
-  StoredProjection,
-  StoreEvent,
+import {
+  type ListOptions,
+  MAX_WRITE_BATCH,
+  type ProjectionFilter,
+  type StoreCounters,
+  type StoredProjection,
+  type StoreEvent,
+  type StoreWrite,
 } from "./config-store.js";
 import {
   allOriginsKeyPrefix,
@@ -70,6 +72,13 @@ export interface EntryDecoder {
    * only its key is checked).
    */
   decodeChanges(changes: readonly RawChange[], filter?: ProjectionFilter): StoreEvent[];
+  /**
+   * Notes that `value`, written under `key`, is the encoding of a projection
+   * of `version` stamped with the key's origin and service (the store encoded
+   * it itself), so that reading it back (a watch event, a listing) does not
+   * decode it. `value` must not be modified afterwards.
+   */
+  noteWritten(key: string, value: Uint8Array, version: string): void;
 }
 
 /** Options of {@link createEntryDecoder}. */
@@ -83,6 +92,20 @@ export interface EntryDecoderOptions {
    * before the memory is cleared (and they may be counted again); default 10000.
    */
   readonly memory?: number;
+  /**
+   * How many decoded values (key, bytes, version) are remembered so that the
+   * same bytes under the same key are not decoded again; default 100000.
+   * The oldest are forgotten first.
+   */
+  readonly verifiedMemory?: number;
+}
+
+/** A value the decoder has decoded and found needing no re-stamping. */
+interface Verified {
+  /** Its bytes (an owned copy). */
+  readonly value: Uint8Array;
+  /** Its version. */
+  readonly version: string;
 }
 
 const SERVICE = /^[^/]+\/[^/]+$/;
@@ -114,6 +137,158 @@ export function encodeProjection(projection: ServiceConfigProjection, origin: st
   return toBinary(ServiceConfigProjectionSchema, { ...projection, originCluster: origin });
 }
 
+/**
+ * Returns the encoding of a projection with `originCluster` set to `origin`
+ * and `version` set to `version`, given its encoding with both empty
+ * (`content`): the same bytes as encoding the stamped message, without
+ * walking the message again. Field 1 (`service`) leads a canonical encoding,
+ * fields 2 (`origin_cluster`) and 3 (`version`) follow it, and the routes
+ * (field 4) come last, so the two fields are spliced in after field 1.
+ * Returns undefined when `content` does not start with field 1.
+ */
+export function stampContent(
+  content: Uint8Array,
+  origin: string,
+  version: string,
+): Uint8Array | undefined {
+  if (content[0] !== 0x0a) return undefined;
+  let length = 0;
+  let shift = 0;
+  let at = 1;
+  for (;;) {
+    const byte = content[at++];
+    if (byte === undefined || shift > 28) return undefined;
+    length |= (byte & 0x7f) << shift;
+    if ((byte & 0x80) === 0) break;
+    shift += 7;
+  }
+  const end = at + length;
+  if (end > content.length) return undefined;
+  const originField = stringField(2, origin);
+  const versionField = stringField(3, version);
+  const out = new Uint8Array(content.length + originField.length + versionField.length);
+  out.set(content.subarray(0, end), 0);
+  out.set(originField, end);
+  out.set(versionField, end + originField.length);
+  out.set(content.subarray(end), end + originField.length + versionField.length);
+  return out;
+}
+
+/**
+ * Returns a stored value's bytes without its `origin_cluster` (2) and
+ * `version` (3) fields: for a value encoded canonically (fields in number
+ * order, as every writer of this code base encodes), the content bytes that
+ * {@link stampContent} stamps. Returns undefined for bytes that are not a
+ * well-formed sequence of protobuf fields.
+ */
+export function unstampValue(value: Uint8Array): Uint8Array | undefined {
+  const kept: [number, number][] = [];
+  let at = 0;
+  while (at < value.length) {
+    const start = at;
+    const tag = readVarint(value, at);
+    if (tag === undefined) return undefined;
+    at = tag.next;
+    const wireType = tag.value & 7;
+    if (wireType === 0) {
+      const skipped = readVarint(value, at);
+      if (skipped === undefined) return undefined;
+      at = skipped.next;
+    } else if (wireType === 1) at += 8;
+    else if (wireType === 5) at += 4;
+    else if (wireType === 2) {
+      const length = readVarint(value, at);
+      if (length === undefined) return undefined;
+      at = length.next + length.value;
+    } else return undefined;
+    if (at > value.length) return undefined;
+    const field = Math.floor(tag.value / 8);
+    if (field !== 2 && field !== 3) kept.push([start, at]);
+  }
+  const out = new Uint8Array(kept.reduce((sum, [from, to]) => sum + to - from, 0));
+  let offset = 0;
+  for (const [from, to] of kept) {
+    out.set(value.subarray(from, to), offset);
+    offset += to - from;
+  }
+  return out;
+}
+
+/** Reads a varint of up to 32 bits at `at`; undefined when it is cut short or longer. */
+function readVarint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
+  let value = 0;
+  for (let shift = 0, i = at; shift < 35; shift += 7, i++) {
+    const byte = bytes[i];
+    if (byte === undefined) return undefined;
+    value += (byte & 0x7f) * 2 ** shift;
+    if ((byte & 0x80) === 0) return { value, next: i + 1 };
+  }
+  return undefined;
+}
+
+/** The encoding of a string field (empty when the string is, as proto3 omits it). */
+function stringField(number: number, value: string): Uint8Array {
+  if (value === "") return new Uint8Array(0);
+  const bytes = Buffer.from(value, "utf8");
+  const header: number[] = [(number << 3) | 2];
+  for (let n = bytes.length; ; n >>>= 7) {
+    if (n < 0x80) {
+      header.push(n);
+      break;
+    }
+    header.push((n & 0x7f) | 0x80);
+  }
+  const out = new Uint8Array(header.length + bytes.length);
+  out.set(header, 0);
+  out.set(bytes, header.length);
+  return out;
+}
+
+/** One change of a write batch, checked and ready for the backing store. */
+export interface EncodedWrite {
+  /** The full store key. */
+  readonly key: string;
+  /** The bytes to put; undefined for a delete. */
+  readonly value: Uint8Array | undefined;
+}
+
+/**
+ * Checks and encodes a write batch of the store of `origin` (see
+ * `ConfigStore.write`): throws a RangeError when it has more than
+ * {@link MAX_WRITE_BATCH} changes, and a TypeError when a service is not
+ * `namespace/name` or appears twice. The values are noted as written in
+ * `decoder` (see {@link EntryDecoder.noteWritten}).
+ */
+export function encodeWriteBatch(
+  prefix: string,
+  origin: string,
+  changes: readonly StoreWrite[],
+  decoder?: EntryDecoder,
+): EncodedWrite[] {
+  if (changes.length > MAX_WRITE_BATCH) {
+    throw new RangeError(
+      `a write batch holds at most ${MAX_WRITE_BATCH} changes, got ${changes.length}`,
+    );
+  }
+  const seen = new Set<string>();
+  return changes.map((change) => {
+    const service = change.type === "put" ? change.projection.service : change.service;
+    assertServiceKey(service);
+    if (seen.has(service))
+      throw new TypeError(`service ${service} appears twice in one write batch`);
+    seen.add(service);
+    const key = projectionKey(prefix, origin, service);
+    if (change.type === "delete") return { key, value: undefined };
+    const stamped =
+      change.content === undefined
+        ? undefined
+        : stampContent(change.content, origin, change.projection.version);
+    const value = stamped ?? encodeProjection(change.projection, origin);
+    decoder?.noteWritten(key, value, change.projection.version);
+    return { key, value };
+  });
+}
+
 /** Reports whether a projection with these key parts passes `filter`. */
 export function matchesFilter(parts: ProjectionKeyParts, filter: ProjectionFilter = {}): boolean {
   if (filter.origin !== undefined && parts.origin !== filter.origin) return false;
@@ -141,8 +316,29 @@ export function isOtherSubtree(prefix: string, key: string): boolean {
 export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
   const { prefix, logger } = options;
   const memory = options.memory ?? 10_000;
+  const verifiedMemory = options.verifiedMemory ?? 100_000;
   const counters = { decodeErrors: 0, invalidKeys: 0, restamped: 0 };
   const seen = new Set<string>();
+  /**
+   * The last value decoded under each key, when it decoded and needed no
+   * re-stamping: the same bytes again are known to decode to a message that
+   * matches the key. Watches keep it current (a delete forgets the key).
+   */
+  const verified = new Map<string, Verified>();
+
+  const remember = (key: string, value: Uint8Array, version: string, owned = false): Verified => {
+    const known: Verified = {
+      value: owned ? value : Uint8Array.prototype.slice.call(value),
+      version,
+    };
+    verified.delete(key);
+    verified.set(key, known);
+    if (verified.size > verifiedMemory) {
+      const oldest = verified.keys().next().value as string;
+      verified.delete(oldest);
+    }
+    return known;
+  };
 
   /** Returns true the first time a (kind, key, revision) is seen. */
   const firstTime = (kind: string, key: string, revision: number): boolean => {
@@ -168,10 +364,11 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
     return undefined;
   };
 
+  /** Decodes a value, re-stamping it from its key; undefined when it does not decode. */
   const decodeValue = (
     parts: ProjectionKeyParts,
     raw: RawEntry,
-  ): ServiceConfigProjection | undefined => {
+  ): { projection: ServiceConfigProjection; restamped: boolean } | undefined => {
     let projection: ServiceConfigProjection;
     try {
       projection = fromBinary(ServiceConfigProjectionSchema, raw.value);
@@ -206,19 +403,30 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
       }
       projection.originCluster = parts.origin;
       projection.service = parts.service;
+      return { projection, restamped: true };
     }
-    return projection;
+    return { projection, restamped: false };
   };
 
   const decodeEntry = (raw: RawEntry, filter?: ProjectionFilter): StoredProjection | undefined => {
     const parts = parseKey(raw.key, raw.modRevision);
     if (parts === undefined || !matchesFilter(parts, filter)) return undefined;
-    const projection = decodeValue(parts, raw);
-    if (projection === undefined) return undefined;
+    const known = verified.get(raw.key);
+    if (known !== undefined && sameBytes(known.value, raw.value)) {
+      return lazyEntry(parts, known.value, known.version, raw.modRevision);
+    }
+    const decoded = decodeValue(parts, raw);
+    if (decoded === undefined) return undefined;
+    const { projection, restamped } = decoded;
+    const value = restamped
+      ? toBinary(ServiceConfigProjectionSchema, projection)
+      : remember(raw.key, raw.value, projection.version).value;
     return {
       origin: parts.origin,
       service: parts.service,
       projection,
+      value,
+      version: projection.version,
       modRevision: raw.modRevision,
     };
   };
@@ -237,6 +445,7 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
         if (entry !== undefined) events.push({ type: "put", entry, revision: change.revision });
         continue;
       }
+      verified.delete(change.key);
       const parts = parseKey(change.key, change.revision);
       if (parts === undefined || !matchesFilter(parts, filter)) continue;
       events.push({ type: "delete", ...parts, revision: change.revision });
@@ -244,7 +453,46 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
     return events;
   };
 
-  return { counters, decodeEntry, decodeChanges };
+  return {
+    counters,
+    decodeEntry,
+    decodeChanges,
+    noteWritten: (key, value, version) => {
+      remember(key, value, version, true);
+    },
+  };
+}
+
+/** Reports whether two byte arrays hold the same bytes. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return (
+    a.length === b.length &&
+    Buffer.from(a.buffer, a.byteOffset, a.length).equals(
+      Buffer.from(b.buffer, b.byteOffset, b.length),
+    )
+  );
+}
+
+/**
+ * An entry for a value decoded before: `projection` is decoded from `value`
+ * when first read (then kept on this entry), not now.
+ */
+function lazyEntry(
+  parts: ProjectionKeyParts,
+  value: Uint8Array,
+  version: string,
+  modRevision: number,
+): StoredProjection {
+  let projection: ServiceConfigProjection | undefined;
+  const entry = { origin: parts.origin, service: parts.service, value, version, modRevision };
+  Object.defineProperty(entry, "projection", {
+    enumerable: true,
+    get: () => {
+      projection ??= fromBinary(ServiceConfigProjectionSchema, value);
+      return projection;
+    },
+  });
+  return entry as StoredProjection;
 }
 
 /** The key range a listing reads. */

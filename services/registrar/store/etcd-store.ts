@@ -37,6 +37,7 @@ import {
   StoreCompactedError,
   StoreUnavailableError,
   type StoreWatch,
+  type StoreWrite,
   type WatchHandler,
   type WriteFence,
   type WriteOptions,
@@ -49,9 +50,11 @@ import {
   createEntryDecoder,
   createPageCollector,
   encodeProjection,
+  encodeWriteBatch,
   listRange,
   type RawChange,
 } from "./decode-entry.js";
+import { type EtcdSecurity, etcdSecurityOptions } from "./etcd-security.js";
 import {
   allOriginsKeyPrefix,
   DEFAULT_STORE_PREFIX,
@@ -94,6 +97,8 @@ export interface EtcdStoreOptions {
    * {@link DEFAULT_WATCH_PROBE_INTERVAL_MS}.
    */
   readonly watchProbeIntervalMs?: number;
+  /** TLS and authentication towards etcd (see etcd-security.ts); default none. */
+  readonly security?: EtcdSecurity;
 }
 
 /**
@@ -110,7 +115,7 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const probeIntervalMs = options.watchProbeIntervalMs ?? DEFAULT_WATCH_PROBE_INTERVAL_MS;
   const decoder = createEntryDecoder({ prefix, logger });
-  const client = createEtcdClient(options.endpoints);
+  const client = createEtcdClient(options.endpoints, options.security);
   const watches = new Set<() => void>();
   let closed = false;
 
@@ -199,11 +204,15 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
     });
 
   /**
-   * Runs `operation` in a transaction guarded by `fence` (the fence key's
+   * Runs `operation` (one or several) in a transaction guarded by `fence` (the fence key's
    * creation revision must still be the fence's); rejects with
    * {@link FencedWriteError} when the guard fails.
    */
-  const fencedTxn = async (what: string, fence: WriteFence, operation: IRequestOp) => {
+  const fencedTxn = async (
+    what: string,
+    fence: WriteFence,
+    operation: IRequestOp | readonly IRequestOp[],
+  ) => {
     const response = await call(what, (callOptions) =>
       client.kv.txn(
         {
@@ -215,7 +224,7 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
               create_revision: fence.createRevision,
             },
           ],
-          success: [operation],
+          success: Array.isArray(operation) ? [...operation] : [operation as IRequestOp],
         },
         callOptions,
       ),
@@ -343,6 +352,24 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
       }
       return deleted === "0" ? undefined : Number(revision);
     },
+    write: async (changes: readonly StoreWrite[], writeOptions?: WriteOptions) => {
+      const encoded = encodeWriteBatch(prefix, origin, changes, decoder);
+      if (encoded.length === 0) return currentRevision("write");
+      const operations: IRequestOp[] = encoded.map(({ key, value }) =>
+        value === undefined
+          ? { request_delete_range: { key: Buffer.from(key) } }
+          : { request_put: { key: Buffer.from(key), value: Buffer.from(value) } },
+      );
+      const fence = writeOptions?.fence;
+      if (fence === undefined) {
+        const response = await call("write", (callOptions) =>
+          client.kv.txn({ compare: [], success: operations }, callOptions),
+        );
+        return Number(response.header.revision);
+      }
+      const response = await fencedTxn("write", fence, operations);
+      return Number(response.header.revision);
+    },
     watch,
     ping: async () => {
       await currentRevision("ping");
@@ -364,11 +391,13 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
  * most one second. Callers make every request through {@link callEtcd} and
  * every watch through {@link openEtcdWatch}, never through etcd3's builders,
  * watchers, leases or elections (which retry and reconnect on their own).
+ * `security` adds TLS (`credentials`) and etcd authentication (`auth`).
  */
-export function createEtcdClient(endpoints: readonly string[]): Etcd3 {
+export function createEtcdClient(endpoints: readonly string[], security?: EtcdSecurity): Etcd3 {
   if (endpoints.length === 0) throw new TypeError("at least one etcd endpoint is needed");
   return new Etcd3({
     hosts: [...endpoints],
+    ...etcdSecurityOptions(security),
     faultHandling: {
       // No circuit breaker: it would refuse calls for seconds after etcd is back.
       host: () => noop,

@@ -3,7 +3,7 @@
  * watch semantics, the default for one process, the sandbox and unit tests.
  *
  * The data lives in a {@link MemoryBackend}, a tiny MVCC key/value store: a
- * global revision starting at 1 and bumped by every put and delete, a version
+ * global revision starting at 1 and bumped by every put, delete and batch of them, a version
  * history per key and an event log, both bounded to the last `historyLimit`
  * revisions (older ones are compacted away, like etcd's auto-compaction).
  * Several stores of different origins can share one backend, like registrars
@@ -20,6 +20,7 @@ import {
   StoreCompactedError,
   StoreUnavailableError,
   type StoreWatch,
+  type StoreWrite,
   type WatchHandler,
   type WriteFence,
   type WriteOptions,
@@ -33,6 +34,7 @@ import {
   createEntryDecoder,
   createPageCollector,
   encodeProjection,
+  encodeWriteBatch,
   listRange,
   type RawChange,
   type RawEntry,
@@ -58,7 +60,7 @@ export interface MemoryBackendOptions {
  * that can re-enter the backend; stores deliver events asynchronously.
  */
 export interface MemoryBackend {
-  /** The current revision: 1 when empty, plus one per put and per effective delete. */
+  /** The current revision: 1 when empty, plus one per put, effective delete and effective batch. */
   readonly revision: number;
   /** The oldest revision that can still be read (and watched from, exclusive of `compactRevision - 1`). */
   readonly compactRevision: number;
@@ -68,6 +70,15 @@ export interface MemoryBackend {
   put(key: string, value: Uint8Array): number;
   /** Deletes `key` and returns the new revision, or undefined when it did not exist. */
   delete(key: string): number | undefined;
+  /**
+   * Applies several puts (`value` set) and deletes (`value` undefined) of
+   * distinct keys atomically at one new revision, in order, like an etcd
+   * transaction. Deletes of keys that do not exist change nothing; returns
+   * the new revision, or undefined when nothing changed.
+   */
+  write(
+    changes: readonly { readonly key: string; readonly value: Uint8Array | undefined }[],
+  ): number | undefined;
   /**
    * Returns the revision at which `key` was created (its first put since it
    * last did not exist, like etcd's `create_revision`), or undefined when it
@@ -124,8 +135,9 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   const keys: string[] = [];
   /**
    * The retained changes are `log[head..]`: every change with a revision at or
-   * after compactRevision, one per revision, so `log[head + i].revision` is
-   * `log[head].revision + i`. Dropped entries are sliced off in bulk.
+   * after compactRevision, in revision order (one or more per revision: a
+   * batch writes several at one revision). Dropped entries are sliced off in
+   * bulk.
    */
   let log: RawChange[] = [];
   let head = 0;
@@ -133,8 +145,14 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
 
   /** The index in `log` of the first retained change with a revision above `afterRevision`. */
   const logIndexAfter = (afterRevision: number): number => {
-    const first = log[head]?.revision ?? revision + 1;
-    return head + Math.min(log.length - head, Math.max(0, afterRevision + 1 - first));
+    let low = head;
+    let high = log.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((log[mid] as RawChange).revision <= afterRevision) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   };
 
   /** Drops the versions of `key` that no read at `oldest` or later can see. */
@@ -175,7 +193,8 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
     for (const key of dropped) prune(key, target);
   };
 
-  const record = (change: RawChange, value: Uint8Array | undefined): number => {
+  /** Records one change at `revision` (already bumped), without compacting or telling listeners. */
+  const record = (change: RawChange, value: Uint8Array | undefined): void => {
     let versions = histories.get(change.key);
     if (versions === undefined) {
       versions = [];
@@ -189,9 +208,40 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
         : change.revision;
     versions.push({ modRevision: change.revision, createRevision, value });
     log.push(change);
-    compact(change.revision - historyLimit + 1);
-    for (const listener of listeners) listener(change);
-    return change.revision;
+  };
+
+  /** Reports whether `key` exists now. */
+  const exists = (key: string): boolean => {
+    const versions = histories.get(key);
+    return versions !== undefined && versions[versions.length - 1]?.value !== undefined;
+  };
+
+  /** Compacts to the history limit and tells listeners about `changes`, all at the current revision. */
+  const commit = (changes: readonly RawChange[]): number => {
+    compact(revision - historyLimit + 1);
+    for (const change of changes) for (const listener of listeners) listener(change);
+    return revision;
+  };
+
+  const write: MemoryBackend["write"] = (changes) => {
+    const seen = new Set<string>();
+    for (const { key } of changes) {
+      if (seen.has(key)) throw new TypeError(`key ${key} appears twice in one write`);
+      seen.add(key);
+    }
+    const effective = changes.filter(({ key, value }) => value !== undefined || exists(key));
+    if (effective.length === 0) return undefined;
+    revision++;
+    const recorded: RawChange[] = [];
+    for (const { key, value } of effective) {
+      const change: RawChange =
+        value === undefined
+          ? { type: "delete", key, revision }
+          : { type: "put", key, value: Uint8Array.from(value), revision };
+      record(change, change.type === "put" ? change.value : undefined);
+      recorded.push(change);
+    }
+    return commit(recorded);
   };
 
   return {
@@ -202,19 +252,9 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       return compactRevision;
     },
     historyLimit,
-    put(key, value) {
-      revision++;
-      const copy = Uint8Array.from(value);
-      return record({ type: "put", key, value: copy, revision }, copy);
-    },
-    delete(key) {
-      const versions = histories.get(key);
-      if (versions === undefined || versions[versions.length - 1]?.value === undefined) {
-        return undefined;
-      }
-      revision++;
-      return record({ type: "delete", key, revision }, undefined);
-    },
+    put: (key, value) => write([{ key, value }]) as number,
+    delete: (key) => write([{ key, value: undefined }]),
+    write,
     createRevisionOf(key) {
       const versions = histories.get(key);
       const last = versions?.[versions.length - 1];
@@ -434,6 +474,12 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryConfigStor
       assertServiceKey(service);
       checkFence(writeOptions?.fence);
       return backend.delete(projectionKey(prefix, origin, service));
+    },
+    write: async (changes: readonly StoreWrite[], writeOptions?: WriteOptions) => {
+      checkOpen();
+      const encoded = encodeWriteBatch(prefix, origin, changes, decoder);
+      checkFence(writeOptions?.fence);
+      return backend.write(encoded) ?? backend.revision;
     },
     watch,
     ping: async () => checkOpen(),
