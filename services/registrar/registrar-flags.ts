@@ -14,6 +14,7 @@ import {
 
 export { UsageError };
 
+import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 
 /** The registrar's validated configuration. */
@@ -30,6 +31,20 @@ export interface RegistrarConfig {
   readonly etcdEndpoints: readonly string[];
   /** The store key prefix. */
   readonly etcdPrefix: string;
+  /**
+   * `--etcd-ca-file`: a PEM bundle of the CAs that may sign etcd's server
+   * certificate (implies TLS); undefined: the system trust store with
+   * `https://` endpoints, plaintext with `http://` ones.
+   */
+  readonly etcdCaFile: string | undefined;
+  /** `--etcd-cert-file`: the client certificate for etcd (with `etcdKeyFile`). */
+  readonly etcdCertFile: string | undefined;
+  /** `--etcd-key-file`: the private key of `etcdCertFile`. */
+  readonly etcdKeyFile: string | undefined;
+  /** `--etcd-username`: the etcd user (with `etcdPasswordFile`); undefined: no etcd auth. */
+  readonly etcdUsername: string | undefined;
+  /** `--etcd-password-file`: the file holding the etcd user's password. */
+  readonly etcdPasswordFile: string | undefined;
   /** The control cluster; undefined means federated. */
   readonly controlCluster: string | undefined;
   /** Keep-alive interval of watch streams, in milliseconds. */
@@ -76,6 +91,14 @@ Flags:
   --store memory|etcd       store implementation (default memory: embedded, one process)
   --etcd-endpoints URL[,URL] etcd client URLs (required with --store etcd)
   --etcd-prefix PREFIX      store key prefix (default ${DEFAULT_STORE_PREFIX})
+  --etcd-ca-file PATH       PEM CA bundle that verifies etcd's server certificate (TLS:
+                            https:// endpoints only; without it, https:// endpoints are
+                            verified against the system trust store)
+  --etcd-cert-file PATH     PEM client certificate for etcd's --client-cert-auth (TLS:
+                            https:// endpoints only; with --etcd-key-file)
+  --etcd-key-file PATH      PEM private key of --etcd-cert-file
+  --etcd-username NAME      etcd user for etcd authentication (with --etcd-password-file)
+  --etcd-password-file PATH file holding that user's password (trailing newline trimmed)
   --control-cluster NAME    trust only this origin (default: federated, trust every origin)
   --keepalive DURATION      keep-alive interval of watch streams (default 15s)
   --drain-timeout DURATION  on SIGTERM, how long open streams may take to end (default 10s)
@@ -112,6 +135,11 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         store: { type: "string", default: "memory" },
         "etcd-endpoints": { type: "string" },
         "etcd-prefix": { type: "string", default: DEFAULT_STORE_PREFIX },
+        "etcd-ca-file": { type: "string" },
+        "etcd-cert-file": { type: "string" },
+        "etcd-key-file": { type: "string" },
+        "etcd-username": { type: "string" },
+        "etcd-password-file": { type: "string" },
         "control-cluster": { type: "string", default: "" },
         keepalive: { type: "string", default: "15s" },
         "drain-timeout": { type: "string", default: "10s" },
@@ -156,6 +184,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
       );
     }
   }
+  const security = parseEtcdSecurityFlags(values, store, endpoints);
   let prefix: string;
   try {
     prefix = normalizePrefix(values["etcd-prefix"] as string);
@@ -185,6 +214,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     store,
     etcdEndpoints: endpoints,
     etcdPrefix: prefix,
+    ...security,
     controlCluster: controlCluster === "" ? undefined : controlCluster,
     keepaliveMs,
     drainTimeoutMs: parseDurationFlag("drain-timeout", values["drain-timeout"] as string),
@@ -195,6 +225,58 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     kubeconfig,
     electionTtlMs,
   };
+}
+
+const ETCD_SECURITY_FLAGS = [
+  "etcd-ca-file",
+  "etcd-cert-file",
+  "etcd-key-file",
+  "etcd-username",
+  "etcd-password-file",
+] as const;
+
+/**
+ * Checks the etcd TLS and authentication flags against the store and the
+ * endpoints, and reads their files once (so a missing, unreadable, empty or
+ * malformed file is a usage error now rather than a failure later).
+ */
+function parseEtcdSecurityFlags(
+  values: Record<string, string | boolean | undefined>,
+  store: "memory" | "etcd",
+  endpoints: readonly string[],
+): Pick<
+  RegistrarConfig,
+  "etcdCaFile" | "etcdCertFile" | "etcdKeyFile" | "etcdUsername" | "etcdPasswordFile"
+> {
+  const flags = {
+    etcdCaFile: values["etcd-ca-file"] as string | undefined,
+    etcdCertFile: values["etcd-cert-file"] as string | undefined,
+    etcdKeyFile: values["etcd-key-file"] as string | undefined,
+    etcdUsername: values["etcd-username"] as string | undefined,
+    etcdPasswordFile: values["etcd-password-file"] as string | undefined,
+  };
+  const given = ETCD_SECURITY_FLAGS.find((flag) => values[flag] !== undefined);
+  if (given !== undefined && store !== "etcd") {
+    throw new UsageError(`--${given} is only used with --store etcd`);
+  }
+  const secure = endpoints.filter((endpoint) => new URL(endpoint).protocol === "https:");
+  if (secure.length > 0 && secure.length < endpoints.length) {
+    throw new UsageError(
+      "--etcd-endpoints: mixes https:// and other endpoints; use https:// for all of them or none",
+    );
+  }
+  const tlsFlag = ETCD_SECURITY_FLAGS.slice(0, 3).find((flag) => values[flag] !== undefined);
+  if (tlsFlag !== undefined && secure.length === 0 && endpoints.length > 0) {
+    throw new UsageError(
+      `--${tlsFlag} means TLS towards etcd: --etcd-endpoints must be https:// URLs (got ${endpoints.join(",")})`,
+    );
+  }
+  try {
+    readEtcdSecurity(flags);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return flags;
 }
 
 function parseExportSource(value: string | undefined): ExportSourceConfig | undefined {

@@ -32,6 +32,7 @@ import { createHttpServer, type ListenAddress } from "./server/create-http-serve
 import { createHealthService } from "./server/health-service.js";
 import { registerReflectionServices } from "./server/reflection-service.js";
 import type { ConfigStore } from "./store/config-store.js";
+import { readEtcdSecurity } from "./store/etcd-security.js";
 import { createEtcdStore } from "./store/etcd-store.js";
 import { createMemoryStore } from "./store/memory-store.js";
 
@@ -78,7 +79,7 @@ export interface Registrar {
   stop(): Promise<void>;
 }
 
-/** Creates the store a configuration describes. */
+/** Creates the store a configuration describes (reading its etcd TLS and password files). */
 export function createConfiguredStore(config: RegistrarConfig, logger: Logger): ConfigStore {
   if (config.store === "etcd") {
     return createEtcdStore({
@@ -87,6 +88,7 @@ export function createConfiguredStore(config: RegistrarConfig, logger: Logger): 
       prefix: config.etcdPrefix,
       logger,
       requestTimeoutMs: config.storeTimeoutMs,
+      security: readEtcdSecurity(config),
     });
   }
   return createMemoryStore({ origin: config.cluster, prefix: config.etcdPrefix, logger });
@@ -154,6 +156,7 @@ export function createConfiguredExporter(
           name: exportElectionName(store.prefix, config.cluster),
           ttlMs: config.electionTtlMs,
           requestTimeoutMs: config.storeTimeoutMs,
+          security: readEtcdSecurity(config),
           logger: logger.child({ part: "election" }),
         })
       : createAlwaysLeader());

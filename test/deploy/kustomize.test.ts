@@ -4,7 +4,8 @@
  * `kubectl kustomize` and checks what an operator relies on: hardened,
  * probed, bounded workloads; one control-cluster name everywhere; the hub
  * without agents and the spoke without export; read-only RBAC on exactly the
- * kinds the registrar watches, bound to the right ServiceAccounts.
+ * kinds the registrar watches, bound to the right ServiceAccounts; etcd TLS
+ * flags and a required Secret exactly where components/etcd-tls is used.
  *
  * Skipped, loudly, only when kubectl is not installed (CI has it).
  */
@@ -39,15 +40,24 @@ if (!hasKubectl) {
 const HUB = "deploy/overlays/hub";
 const SPOKE = "deploy/overlays/spoke";
 const SANDBOX_HUB = "deploy/examples/sandbox-hub";
+const TLS_HUB = "deploy/examples/hub-etcd-tls";
 const EAST = "deploy/examples/spoke-east";
 const WEST = "deploy/examples/spoke-west";
 const CRDS = "deploy/crds";
 /** Every rendering of a cluster's install. */
-const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, EAST, WEST];
+const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, TLS_HUB, EAST, WEST];
 /** The renderings with agents. */
 const SPOKES = [SPOKE, EAST, WEST];
 /** The renderings of a control cluster. */
-const HUBS = [HUB, SANDBOX_HUB];
+const HUBS = [HUB, SANDBOX_HUB, TLS_HUB];
+/** The renderings with components/etcd-tls. */
+const ETCD_TLS = [TLS_HUB];
+/** The etcd TLS flags of components/etcd-tls, and the key of Secret aether-etcd-tls each names. */
+const ETCD_TLS_FLAGS = {
+  "etcd-ca-file": "ca.crt",
+  "etcd-cert-file": "tls.crt",
+  "etcd-key-file": "tls.key",
+};
 
 const NAMESPACE = "aether-system";
 /** The workloads that run the aether image. */
@@ -428,6 +438,43 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
       expect(flagValue(soleContainerArgs(objects, agent), "local-source")).toBe("kubernetes");
       expect(agent.pod.automountServiceAccountToken).toBe(true);
     });
+  });
+
+  describe("etcd TLS", () => {
+    it.each(ETCD_TLS)(
+      "%s: the registrar reads the CA, certificate and key from the required Secret aether-etcd-tls",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const registrar = workload(objects, "Deployment", "aether-registrar");
+        const container = registrar.pod.containers[0] as Container;
+        const args = soleContainerArgs(objects, registrar);
+        const volume = registrar.pod.volumes?.find(
+          (v) => v.secret?.secretName === "aether-etcd-tls",
+        );
+        expect(volume?.secret?.optional, "the Secret volume is required").toBe(false);
+        const mount = container.volumeMounts?.find((m) => m.name === volume?.name);
+        expect(mount?.readOnly).toBe(true);
+        for (const [flag, key] of Object.entries(ETCD_TLS_FLAGS)) {
+          expect(flagValue(args, flag), flag).toBe(posix.join(mount?.mountPath ?? "?", key));
+        }
+        expect(flagValue(args, "etcd-ca-file")).toBe("/etc/aether/etcd-tls/ca.crt");
+        expect(flagValue(args, "store")).toBe("etcd");
+      },
+    );
+
+    it.each(INSTALLS.filter((dir) => !ETCD_TLS.includes(dir)))(
+      "%s: without components/etcd-tls, no etcd TLS flags and the Secret stays optional",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const registrar = workload(objects, "Deployment", "aether-registrar");
+        const args = soleContainerArgs(objects, registrar);
+        for (const flag of Object.keys(ETCD_TLS_FLAGS)) expect(flagValues(args, flag)).toEqual([]);
+        const volume = registrar.pod.volumes?.find(
+          (v) => v.secret?.secretName === "aether-etcd-tls",
+        );
+        expect(volume?.secret?.optional).toBe(true);
+      },
+    );
   });
 
   describe("RBAC", () => {

@@ -37,6 +37,12 @@ export interface StartEtcdOptions {
   readonly binary?: string;
   /** How long to wait for etcd to become healthy; default 20 s. */
   readonly readyTimeoutMs?: number;
+  /** The scheme of the client URLs; default `http` (`https` needs TLS flags in `extraArgs`). */
+  readonly clientScheme?: "http" | "https";
+  /** More etcd flags (TLS, for example). */
+  readonly extraArgs?: readonly string[];
+  /** Whether etcd at a client URL is healthy; default an unauthenticated GET of `/health`. */
+  readonly isHealthy?: (endpoint: string) => Promise<boolean>;
 }
 
 const running = new Set<ChildProcess>();
@@ -124,7 +130,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHan
   const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const dataDir = await mkdtemp(join(tmpdir(), "aether-etcd-"));
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const clientUrl = `${options.clientScheme ?? "http"}://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const args = [
     "--name=default",
@@ -137,6 +143,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHan
     "--initial-cluster-state=new",
     "--logger=zap",
     "--log-level=error",
+    ...(options.extraArgs ?? []),
   ];
 
   let child: ChildProcess | undefined;
@@ -159,7 +166,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHan
     const hasExited = () => process_.exitCode !== null || process_.signalCode !== null;
     try {
       await waitFor(
-        async () => hasExited() || (await isHealthy(clientUrl)),
+        async () => hasExited() || (await (options.isHealthy ?? isHealthy)(clientUrl)),
         readyTimeoutMs,
         `etcd at ${clientUrl} to become healthy`,
         50,

@@ -1,5 +1,9 @@
-import { describe, expect, it } from "vitest";
-import { parseRegistrarFlags } from "../../services/registrar/registrar-flags.js";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseRegistrarFlags, UsageError } from "../../services/registrar/registrar-flags.js";
+import { readEtcdSecurity } from "../../services/registrar/store/etcd-security.js";
 
 describe("registrar flags", () => {
   it("applies defaults", () => {
@@ -55,4 +59,279 @@ describe("registrar flags", () => {
     it(`rejects ${argv.join(" ") || "no flags"}`, () =>
       expect(() => parseRegistrarFlags(argv)).toThrow(message));
   }
+});
+
+/** A self-signed P-256 certificate and its key (valid until 2126; only parsed here). */
+const CERT = `-----BEGIN CERTIFICATE-----
+MIIBjjCCATOgAwIBAgIUNqsqFLcBxP8cTpzUDAKnAsgWTqkwCgYIKoZIzj0EAwIw
+GzEZMBcGA1UEAwwQYWV0aGVyLXVuaXQtdGVzdDAgFw0yNjExMzAwMzIyMjZaGA8y
+MTI2MTEwNjAzMjIyNlowGzEZMBcGA1UEAwwQYWV0aGVyLXVuaXQtdGVzdDBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABAL/WsDMEhomefoYcX0aSRVS8ceE4taidfAA
+r4iSO6DUwglPeO+Df4miWZj2eVcew7OOAbh5q/VQkxOePtIWPyOjUzBRMB0GA1Ud
+DgQWBBShhPlK1WpQ7b7CLUA43Temo5je0jAfBgNVHSMEGDAWgBShhPlK1WpQ7b7C
+LUA43Temo5je0jAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0kAMEYCIQCx
+EDvDneY2tTtrCq4pNXNLtu9zU97lhjYgWdcvGA4nLwIhAKlF9Dq788HnEsHY/vE/
+nGP7YAAcrGDk6xk0cXXgZzSn
+-----END CERTIFICATE-----
+`;
+const KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg21mx6/JHU0VakJDz
+G8sss+3qFIJIrRWiS+cWbwDnymmhRANCAAQC/1rAzBIaJnn6GHF9GkkVUvHHhOLW
+onXwAK+Ikjug1MIJT3jvg3+JolmY9nlXHsOzjgG4eav1UJMTnj7SFj8j
+-----END PRIVATE KEY-----
+`;
+/** A key that does not belong to {@link CERT}. */
+const OTHER_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgmLN/bRNgqyPcENV9
+mVLHLolJO0gMr9NgbbNewFx2vFmhRANCAARQNx6qSk0Q6NnAucA/1l6QqTr06D2V
+81SH4zpJPsK3/dH/GoQLOrIN2TqNEx4qEBFkkvCkhH73+ssnLU1HMCG1
+-----END PRIVATE KEY-----
+`;
+
+describe("registrar etcd TLS and auth flags", () => {
+  const dir = mkdtempSync(join(tmpdir(), "aether-flags-"));
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const ca = file("ca.crt", CERT);
+  const cert = file("tls.crt", CERT);
+  const key = file("tls.key", KEY);
+  const otherKey = file("other.key", OTHER_KEY);
+  const password = file("password", "s3cret pass\n");
+  const crlfPassword = file("password-crlf", "pw\r\n");
+  const emptyPassword = file("password-empty", "\n");
+  const empty = file("empty", "");
+  const garbage = file("garbage.crt", "not a certificate\n");
+  const missing = join(dir, "missing.crt");
+  const subdir = join(dir, "a-directory");
+  mkdirSync(subdir);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const etcd = (endpoints: string, ...more: string[]) => [
+    "--cluster",
+    "hub",
+    "--store",
+    "etcd",
+    "--etcd-endpoints",
+    endpoints,
+    ...more,
+  ];
+  const HTTPS = "https://etcd-0:2379,https://etcd-1:2379";
+  const none = {
+    etcdCaFile: undefined,
+    etcdCertFile: undefined,
+    etcdKeyFile: undefined,
+    etcdUsername: undefined,
+    etcdPasswordFile: undefined,
+  };
+
+  const good: [string, string[], object][] = [
+    ["no TLS or auth flags", etcd("http://127.0.0.1:2379"), none],
+    ["https:// without a CA (the system trust store)", etcd(HTTPS), none],
+    ["a CA file", etcd(HTTPS, "--etcd-ca-file", ca), { ...none, etcdCaFile: ca }],
+    [
+      "a client certificate without a CA file",
+      etcd(HTTPS, "--etcd-cert-file", cert, "--etcd-key-file", key),
+      { ...none, etcdCertFile: cert, etcdKeyFile: key },
+    ],
+    [
+      "everything",
+      etcd(
+        HTTPS,
+        `--etcd-ca-file=${ca}`,
+        `--etcd-cert-file=${cert}`,
+        `--etcd-key-file=${key}`,
+        "--etcd-username=aether",
+        `--etcd-password-file=${password}`,
+      ),
+      {
+        etcdEndpoints: ["https://etcd-0:2379", "https://etcd-1:2379"],
+        etcdCaFile: ca,
+        etcdCertFile: cert,
+        etcdKeyFile: key,
+        etcdUsername: "aether",
+        etcdPasswordFile: password,
+      },
+    ],
+    [
+      "user and password over plaintext",
+      etcd("http://127.0.0.1:2379", "--etcd-username", "aether", "--etcd-password-file", password),
+      { ...none, etcdUsername: "aether", etcdPasswordFile: password },
+    ],
+  ];
+  for (const [name, argv, expected] of good) {
+    it(`accepts ${name}`, () => expect(parseRegistrarFlags(argv)).toMatchObject(expected));
+  }
+
+  const bad: [string, string[], RegExp | string][] = [
+    [
+      "a certificate without a key",
+      etcd(HTTPS, "--etcd-cert-file", cert),
+      "--etcd-cert-file needs --etcd-key-file",
+    ],
+    [
+      "a key without a certificate",
+      etcd(HTTPS, "--etcd-ca-file", ca, "--etcd-key-file", key),
+      "--etcd-key-file needs --etcd-cert-file",
+    ],
+    [
+      "a user without a password file",
+      etcd(HTTPS, "--etcd-username", "aether"),
+      "--etcd-username needs --etcd-password-file",
+    ],
+    [
+      "a password file without a user",
+      etcd(HTTPS, "--etcd-password-file", password),
+      "--etcd-password-file needs --etcd-username",
+    ],
+    [
+      "an empty user",
+      etcd(HTTPS, "--etcd-username=", "--etcd-password-file", password),
+      "--etcd-username must not be empty",
+    ],
+    [
+      "a CA file with the memory store",
+      ["--cluster", "hub", "--etcd-ca-file", ca],
+      "--etcd-ca-file is only used with --store etcd",
+    ],
+    [
+      "a user with the memory store",
+      [
+        "--cluster",
+        "hub",
+        "--store",
+        "memory",
+        "--etcd-username",
+        "u",
+        "--etcd-password-file",
+        password,
+      ],
+      "--etcd-username is only used with --store etcd",
+    ],
+    [
+      "mixed http:// and https:// endpoints",
+      etcd("https://etcd-0:2379,http://etcd-1:2379"),
+      "--etcd-endpoints: mixes https:// and other endpoints",
+    ],
+    [
+      "a CA file with http:// endpoints",
+      etcd("http://127.0.0.1:2379", "--etcd-ca-file", ca),
+      "--etcd-ca-file means TLS towards etcd: --etcd-endpoints must be https:// URLs (got http://127.0.0.1:2379)",
+    ],
+    [
+      "a client certificate with http:// endpoints",
+      etcd("http://127.0.0.1:2379", "--etcd-cert-file", cert, "--etcd-key-file", key),
+      "--etcd-cert-file means TLS towards etcd",
+    ],
+    [
+      "a missing CA file",
+      etcd(HTTPS, "--etcd-ca-file", missing),
+      `--etcd-ca-file ${missing}: cannot read it: ENOENT`,
+    ],
+    [
+      "a directory as the CA file",
+      etcd(HTTPS, "--etcd-ca-file", subdir),
+      `--etcd-ca-file ${subdir}: cannot read it: EISDIR`,
+    ],
+    [
+      "an empty CA file",
+      etcd(HTTPS, "--etcd-ca-file", empty),
+      `--etcd-ca-file ${empty}: the file is empty`,
+    ],
+    [
+      "a CA file without a certificate",
+      etcd(HTTPS, "--etcd-ca-file", garbage),
+      `--etcd-ca-file ${garbage}: not a PEM certificate bundle`,
+    ],
+    [
+      "an empty certificate file",
+      etcd(HTTPS, "--etcd-cert-file", empty, "--etcd-key-file", key),
+      `--etcd-cert-file ${empty}: the file is empty`,
+    ],
+    [
+      "a missing key file",
+      etcd(HTTPS, "--etcd-cert-file", cert, "--etcd-key-file", missing),
+      `--etcd-key-file ${missing}: cannot read it: ENOENT`,
+    ],
+    [
+      "a key that is not the certificate's",
+      etcd(HTTPS, "--etcd-cert-file", cert, "--etcd-key-file", otherKey),
+      `--etcd-cert-file ${cert} and --etcd-key-file ${otherKey} are not a PEM certificate and its private key`,
+    ],
+    [
+      "a missing password file",
+      etcd(HTTPS, "--etcd-username", "aether", "--etcd-password-file", missing),
+      `--etcd-password-file ${missing}: cannot read it: ENOENT`,
+    ],
+    [
+      "an empty password file",
+      etcd(HTTPS, "--etcd-username", "aether", "--etcd-password-file", empty),
+      `--etcd-password-file ${empty}: the file is empty`,
+    ],
+    [
+      "a password file holding only a newline",
+      etcd(HTTPS, "--etcd-username", "aether", "--etcd-password-file", emptyPassword),
+      `--etcd-password-file ${emptyPassword}: the password is empty`,
+    ],
+  ];
+  for (const [name, argv, message] of bad) {
+    it(`rejects ${name}`, () => {
+      let thrown: unknown;
+      try {
+        parseRegistrarFlags(argv);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(UsageError);
+      if (typeof message === "string") expect((thrown as Error).message).toContain(message);
+      else expect((thrown as Error).message).toMatch(message);
+    });
+  }
+
+  it("reads the files: the CA, the client certificate and key, and the password without its newline", () => {
+    const config = parseRegistrarFlags(
+      etcd(
+        HTTPS,
+        "--etcd-ca-file",
+        ca,
+        "--etcd-cert-file",
+        cert,
+        "--etcd-key-file",
+        key,
+        "--etcd-username",
+        "aether",
+        "--etcd-password-file",
+        password,
+      ),
+    );
+    if (config === "help") throw new Error("unexpected help");
+    expect(readEtcdSecurity(config)).toEqual({
+      credentials: {
+        rootCertificate: Buffer.from(CERT),
+        certChain: Buffer.from(CERT),
+        privateKey: Buffer.from(KEY),
+      },
+      auth: { username: "aether", password: "s3cret pass" },
+    });
+  });
+  it("trims a CRLF from the password and leaves the root certificate out without a CA file", () => {
+    expect(
+      readEtcdSecurity({
+        etcdCertFile: cert,
+        etcdKeyFile: key,
+        etcdUsername: "u",
+        etcdPasswordFile: crlfPassword,
+      }),
+    ).toEqual({
+      credentials: { certChain: Buffer.from(CERT), privateKey: Buffer.from(KEY) },
+      auth: { username: "u", password: "pw" },
+    });
+  });
+  it("reads nothing without TLS or auth flags", () => {
+    const config = parseRegistrarFlags(etcd(HTTPS));
+    if (config === "help") throw new Error("unexpected help");
+    expect(readEtcdSecurity(config)).toBeUndefined();
+  });
 });
