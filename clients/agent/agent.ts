@@ -133,6 +133,11 @@ export interface Agent {
   whenReady(): Promise<void>;
 }
 
+/** What identifies a route table's content: each service's source, origin and version. */
+function tableFingerprint(table: RouteTable): string {
+  return table.services.map((e) => `${e.service} ${e.source} ${e.origin} ${e.version}`).join("\n");
+}
+
 /** The fingerprint of what the cache holds, to skip saves that would change nothing. */
 function stateFingerprint(
   state: FollowerState,
@@ -167,7 +172,14 @@ export function createAgent(options: AgentOptions): Agent {
   let apiDependencies = checkDependencies(options.dependencies ?? []);
   let dependencies: readonly string[] = [...new Set(apiDependencies)].sort();
   let table: RouteTable | undefined;
+  /** The table's {@link tableFingerprint}, to publish only real changes. */
+  let tableFingerprintValue: string | undefined;
+  /** The table as JSON, made on first use after each change. */
   let tableJson: string | undefined;
+  const currentJson = (): string | undefined => {
+    if (table !== undefined) tableJson ??= routeTableToJson(table);
+    return tableJson;
+  };
   /** What `--out` holds (read at start, so a restart does not rewrite an identical file). */
   let outJson: string | undefined;
   let ready = false;
@@ -262,10 +274,15 @@ export function createAgent(options: AgentOptions): Agent {
       imported,
       cluster: options.cluster,
     });
-    const json = routeTableToJson(next);
-    if (json === tableJson) return;
+    // What decides a service's routes is its source, origin and version (a
+    // version names one content, and a local version is a content digest), so
+    // comparing those finds every change without serializing the table; the
+    // JSON is made only when something reads it (--out, GET /routes).
+    const fingerprint = tableFingerprint(next);
+    if (fingerprint === tableFingerprintValue) return;
     table = next;
-    tableJson = json;
+    tableFingerprintValue = fingerprint;
+    tableJson = undefined;
     logger.info(
       {
         services: next.services.length,
@@ -273,9 +290,12 @@ export function createAgent(options: AgentOptions): Agent {
       },
       "route table updated",
     );
-    if (out !== undefined && json !== outJson) {
-      outJson = json;
-      out.write(json);
+    if (out !== undefined) {
+      const json = currentJson() as string;
+      if (json !== outJson) {
+        outJson = json;
+        out.write(json);
+      }
     }
     for (const listener of [...listeners]) {
       try {
@@ -473,7 +493,7 @@ export function createAgent(options: AgentOptions): Agent {
       created.start();
       if (options.listen !== undefined) {
         server = createAgentHttpServer({
-          routes: () => tableJson,
+          routes: currentJson,
           readiness: () =>
             ready
               ? { ready: true }
