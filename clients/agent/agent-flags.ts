@@ -93,7 +93,7 @@ Flags:
   --poll-interval DURATION  polling period (default 10s)
   --keepalive-timeout DURATION  a stream silent this long is dead (default 45s)
   --backoff-initial DURATION    first reconnect delay (default 200ms)
-  --backoff-max DURATION    longest reconnect delay (default 30s)
+  --backoff-max DURATION    longest reconnect delay (default 5s)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 
@@ -117,7 +117,7 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   "poll-interval": { type: "string", default: "10s" },
   "keepalive-timeout": { type: "string", default: "45s" },
   "backoff-initial": { type: "string", default: "200ms" },
-  "backoff-max": { type: "string", default: "30s" },
+  "backoff-max": { type: "string", default: "5s" },
   "log-level": { type: "string", default: "info" },
   help: { type: "boolean", short: "h" },
 };

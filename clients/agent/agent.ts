@@ -77,7 +77,7 @@ export interface AgentOptions {
   readonly keepaliveTimeoutMs?: number;
   /** The first reconnect delay (before jitter), in milliseconds; default 200. */
   readonly backoffInitialMs?: number;
-  /** The cap on the reconnect delay (before jitter), in milliseconds; default 30000. */
+  /** The cap on the reconnect delay (before jitter), in milliseconds; default 5000. */
   readonly backoffMaxMs?: number;
   /** Logger; silent by default. */
   readonly logger?: Logger;

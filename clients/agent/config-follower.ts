@@ -108,7 +108,7 @@ export interface ConfigFollowerOptions {
   readonly keepaliveTimeoutMs?: number;
   /** The timeout of each ListAllConfig page request, in milliseconds; default 10000. */
   readonly requestTimeoutMs?: number;
-  /** The reconnect delays; default 200 ms doubling to 30 s, with jitter. */
+  /** The reconnect delays; default 200 ms doubling to 5 s, with jitter. */
   readonly backoff?: Backoff;
   /** The ListAllConfig page size; default 1000 (the most the registrar allows). */
   readonly pageSize?: number;
@@ -144,14 +144,17 @@ export interface ConfigFollower {
 /** The default first reconnect delay (before jitter), in milliseconds. */
 export const DEFAULT_BACKOFF_INITIAL_MS = 200;
 /** The default cap on the reconnect delay (before jitter), in milliseconds. */
-export const DEFAULT_BACKOFF_MAX_MS = 30_000;
+export const DEFAULT_BACKOFF_MAX_MS = 5_000;
 
 /**
  * Creates the reconnect backoff: the shared exponential backoff (the export
  * controller's), doubling from `initialMs` (default 200 ms) to `maxMs`
- * (default 30 s), each delay jittered uniformly between half the base delay
+ * (default 5 s), each delay jittered uniformly between half the base delay
  * and the whole of it, so a fleet of agents that lost one registrar does not
- * reconnect in lockstep. `random` is for tests.
+ * reconnect in lockstep. The cap is low because a reconnect is cheap (a
+ * refused connection, or a snapshot of the dependency set from the
+ * registrar's cache) and because it bounds how long after a restarted
+ * registrar is back its agents find it. `random` is for tests.
  */
 export function createReconnectBackoff(
   options: { initialMs?: number; maxMs?: number; random?: () => number } = {},

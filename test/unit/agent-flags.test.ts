@@ -21,7 +21,7 @@ describe("agent flags", () => {
       pollIntervalMs: 10_000,
       keepaliveTimeoutMs: 45_000,
       backoffInitialMs: 200,
-      backoffMaxMs: 30_000,
+      backoffMaxMs: 5_000,
       logLevel: "info",
     });
   });
