@@ -15,16 +15,12 @@ describe("reconnect backoff", () => {
 
   const schedules: [string, () => number, number[]][] = [
     // The jitter draws from [base/2, base]: the lowest draw halves every base delay...
-    [
-      "lowest jitter",
-      () => 0,
-      [100, 200, 400, 800, 1600, 3200, 6400, 12_800, 15_000, 15_000, 15_000],
-    ],
-    // ...and the highest gives (almost) the base delay, capped at 30 s.
+    ["lowest jitter", () => 0, [100, 200, 400, 800, 1600, 2500, 2500, 2500, 2500, 2500, 2500]],
+    // ...and the highest gives (almost) the base delay, capped at 5 s.
     [
       "highest jitter",
       () => 0.999_999,
-      [200, 400, 800, 1600, 3200, 6400, 12_800, 25_600, 30_000, 30_000, 30_000],
+      [200, 400, 800, 1600, 3200, 5000, 5000, 5000, 5000, 5000, 5000],
     ],
   ];
   for (const [name, random, expected] of schedules) {
