@@ -94,6 +94,7 @@ export interface BenchResults {
     interestedBytesPerDelivery: number;
     uninterestedBytesPerChange: number;
     uninterestedBytesTotal: number;
+    uninterestedStrays: { change: number; service: string; agent: number; bytes: number }[];
     deliveries: number;
   };
   readonly restart: {
@@ -507,16 +508,21 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     let interestedBytes = 0;
     let uninterestedBytes = 0;
     let deliveries = 0;
+    /** Uninterested agents that read bytes in a change's window (the first 20), to explain a non-zero total. */
+    const strays: { change: number; service: string; agent: number; bytes: number }[] = [];
     watchChanges.forEach((change: ScenarioChange, i) => {
       const before = snapshots[i] as Map<number, number>;
       const after = snapshots[i + 1] as Map<number, number>;
       const interested = new Set(change.interested);
       interestedBytes += bytesBetween(before, after, interested);
-      uninterestedBytes += bytesBetween(
-        before,
-        after,
-        allAgents.filter((id) => !interested.has(id)),
-      );
+      for (const id of allAgents) {
+        if (interested.has(id)) continue;
+        const bytes = (after.get(id) ?? 0) - (before.get(id) ?? 0);
+        if (bytes === 0) continue;
+        uninterestedBytes += bytes;
+        if (strays.length < 20)
+          strays.push({ change: i, service: change.service, agent: id, bytes });
+      }
       deliveries += interested.size;
     });
     const ratio = (q: number) =>
@@ -533,6 +539,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       interestedBytesPerDelivery: Math.round(interestedBytes / Math.max(1, deliveries)),
       uninterestedBytesPerChange: uninterestedBytes / Math.max(1, watchChanges.length),
       uninterestedBytesTotal: uninterestedBytes,
+      uninterestedStrays: strays,
       deliveries,
     };
     progress(

@@ -123,6 +123,7 @@ describe("bench flags and report", () => {
         interestedBytesPerDelivery: 1,
         uninterestedBytesPerChange: 0,
         uninterestedBytesTotal: 0,
+        uninterestedStrays: [],
         deliveries: 1,
       },
       restart: {
