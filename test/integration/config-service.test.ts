@@ -312,6 +312,44 @@ describe("ListConfig and ListAllConfig paging", () => {
     }
   });
 
+  it("serves a filtered listing (an agent's poll) from the synced cache, at the cache's revision, without a store read", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    await fill(inner, 300);
+    let reads = 0;
+    const store: MemoryConfigStore = {
+      ...inner,
+      list: (options) => {
+        reads++;
+        return inner.list(options);
+      },
+    };
+    const r = await registrar(["--cluster", "hub"], store);
+    await waitFor(async () => (await r.client.getConfigStatus({})).synced, 10_000, "the cache");
+    const services = ["ns/s0007", "ns/s0150", "ns/s0299", "ns/absent"];
+    reads = 0;
+    for (const view of [ConfigView.EFFECTIVE, ConfigView.ALL_ORIGINS]) {
+      const page = await r.client.listAllConfig({ services, view });
+      expect(page.projections.map((p) => p.service).sort()).toEqual(services.slice(0, 3));
+      expect(page.nextPageToken).toBe("");
+    }
+    const one = await r.client.listConfig({ services: ["ns/s0150"] });
+    expect(one.projections.map((p) => p.service)).toEqual(["ns/s0150"]);
+    expect(reads).toBe(0);
+    // A change is visible to the next listing (the cache follows the store).
+    const revision = await inner.put(makeProjection("ns/s0150", { version: versionAt(9) }));
+    await waitFor(
+      async () => (await r.client.listAllConfig({ services })).revision >= BigInt(revision),
+      10_000,
+      "the cache to see the write",
+    );
+    const after = await r.client.listAllConfig({ services: ["ns/s0150"] });
+    expect(after.projections[0]?.version).toBe(versionAt(9));
+    expect(reads).toBe(0);
+    // An unfiltered listing still reads the store.
+    await r.client.listAllConfig({ pageSize: 1000 });
+    expect(reads).toBe(1);
+  });
+
   it("serves the pages it read ahead after their revision was compacted, and OutOfRange for the rest", async () => {
     const store = createMemoryStore({ origin: "hub" });
     await fill(store, 5_500);
