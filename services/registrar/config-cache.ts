@@ -183,6 +183,16 @@ export interface ConfigCache {
    * is not synced (callers turn it into UNAVAILABLE).
    */
   subscribe(options: SubscribeOptions): Subscription;
+  /**
+   * The projections of `services` (every service when undefined or empty) in
+   * `view`, by service then origin, and the revision they are the store's
+   * state at. Throws {@link StoreUnavailableError} while the cache is not
+   * synced. A new subscriber's snapshot is exactly this.
+   */
+  snapshot(
+    services: ReadonlySet<string> | undefined,
+    view: CacheView,
+  ): { readonly entries: CachedProjection[]; readonly revision: number };
   /** The current counts. */
   stats(): CacheStats;
   /** The rejections currently in force, by service then origin. */
@@ -568,6 +578,37 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     }
   }
 
+  /** See {@link ConfigCache.snapshot}. */
+  const snapshot: ConfigCache["snapshot"] = (services, view) => {
+    checkSynced();
+    const entries: CachedProjection[] = [];
+    if (services === undefined || services.size === 0) {
+      for (const entry of view === "all" ? all.values() : effective.values()) entries.push(entry);
+    } else {
+      // Through the per-service indexes: a filtered snapshot costs what it returns.
+      for (const service of services) {
+        if (view === "effective") {
+          const entry = effective.get(service);
+          if (entry !== undefined) entries.push(entry);
+        } else {
+          for (const entry of byService.get(service)?.values() ?? []) entries.push(entry);
+        }
+      }
+    }
+    entries.sort(byServiceThenOrigin);
+    return { entries, revision };
+  };
+
+  /** Throws {@link StoreUnavailableError} unless the cache is synced. */
+  const checkSynced = (): void => {
+    if (state === "synced") return;
+    throw new StoreUnavailableError(
+      lastError === undefined
+        ? "the registrar has not synced with the store yet"
+        : `store unavailable: ${lastError.message}`,
+    );
+  };
+
   return {
     get state() {
       return state;
@@ -604,38 +645,18 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       for (const waiter of syncedWaiters) waiter.reject(new Error("config cache stopped"));
       syncedWaiters = [];
     },
+    snapshot,
     subscribe(subscribeOptions) {
-      if (state !== "synced") {
-        throw new StoreUnavailableError(
-          lastError === undefined
-            ? "the registrar has not synced with the store yet"
-            : `store unavailable: ${lastError.message}`,
-        );
-      }
+      checkSynced();
       const sub: Subscriber = { options: subscribeOptions, active: true };
       const resume = subscribeOptions.resumeRevision;
-      let initial: InitialSync;
-      if (resume > 0 && resume >= replayFrom && resume <= revision) {
-        initial = { kind: "replay", events: eventsFor(sub, recordsToReplay(resume)), revision };
-      } else {
-        const source = subscribeOptions.view === "all" ? all.values() : effective.values();
-        const services = subscribeOptions.services;
-        const entries: CachedProjection[] = [];
-        if (services !== undefined && services.size > 0 && subscribeOptions.view === "effective") {
-          for (const service of services) {
-            const entry = effective.get(service);
-            if (entry !== undefined) entries.push(entry);
-          }
-        } else {
-          for (const entry of source) {
-            if (services === undefined || services.size === 0 || services.has(entry.service)) {
-              entries.push(entry);
-            }
-          }
-        }
-        entries.sort(byServiceThenOrigin);
-        initial = { kind: "snapshot", entries, revision };
-      }
+      const initial: InitialSync =
+        resume > 0 && resume >= replayFrom && resume <= revision
+          ? { kind: "replay", events: eventsFor(sub, recordsToReplay(resume)), revision }
+          : {
+              kind: "snapshot",
+              ...snapshot(subscribeOptions.services, subscribeOptions.view),
+            };
       subscribers.add(sub);
       return {
         initial,

@@ -343,24 +343,15 @@ export function createConfigService(
     origin?: string,
   ): { revision: number; entries: StoredProjection[] } | undefined {
     if (cache.state !== "synced") return undefined;
-    const subscription = cache.subscribe({
-      services,
-      view,
-      resumeRevision: 0,
-      onEvents: () => undefined,
-      onClose: () => undefined,
-    });
-    subscription.unsubscribe();
-    const { initial } = subscription;
-    if (initial.kind !== "snapshot") return undefined;
-    const entries = initial.entries
+    const snapshot = cache.snapshot(services, view);
+    const entries = snapshot.entries
       .filter((entry) => origin === undefined || entry.origin === origin)
       .map(toStoredProjection);
     if (view === "all") {
       const key = (e: StoredProjection) => projectionKey(store.prefix, e.origin, e.service);
       entries.sort((a, b) => compareKeys(key(a), key(b)));
     }
-    return { revision: initial.revision, entries };
+    return { revision: snapshot.revision, entries };
   }
 
   /**
