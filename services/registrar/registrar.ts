@@ -32,7 +32,7 @@ import { createHttpServer, type ListenAddress } from "./server/create-http-serve
 import { createHealthService } from "./server/health-service.js";
 import { registerReflectionServices } from "./server/reflection-service.js";
 import type { ConfigStore } from "./store/config-store.js";
-import { readEtcdSecurity } from "./store/etcd-security.js";
+import { type EtcdSecurity, readEtcdSecurity } from "./store/etcd-security.js";
 import { createEtcdStore } from "./store/etcd-store.js";
 import { createMemoryStore } from "./store/memory-store.js";
 
@@ -79,8 +79,15 @@ export interface Registrar {
   stop(): Promise<void>;
 }
 
-/** Creates the store a configuration describes (reading its etcd TLS and password files). */
-export function createConfiguredStore(config: RegistrarConfig, logger: Logger): ConfigStore {
+/**
+ * Creates the store a configuration describes, with `security` (default: its
+ * etcd TLS and password files, read now).
+ */
+export function createConfiguredStore(
+  config: RegistrarConfig,
+  logger: Logger,
+  security: EtcdSecurity | undefined = readEtcdSecurity(config),
+): ConfigStore {
   if (config.store === "etcd") {
     return createEtcdStore({
       origin: config.cluster,
@@ -88,7 +95,7 @@ export function createConfiguredStore(config: RegistrarConfig, logger: Logger): 
       prefix: config.etcdPrefix,
       logger,
       requestTimeoutMs: config.storeTimeoutMs,
-      security: readEtcdSecurity(config),
+      security,
     });
   }
   return createMemoryStore({ origin: config.cluster, prefix: config.etcdPrefix, logger });
@@ -133,6 +140,8 @@ export function createConfiguredExporter(
     readonly metrics: RegistrarMetrics;
     readonly source?: ObjectSource;
     readonly leadership?: LeaderElection;
+    /** The etcd TLS material and credentials; default: the configuration's files, read now. */
+    readonly security?: EtcdSecurity;
   },
 ): ExportController | undefined {
   const { logger } = options;
@@ -156,7 +165,7 @@ export function createConfiguredExporter(
           name: exportElectionName(store.prefix, config.cluster),
           ttlMs: config.electionTtlMs,
           requestTimeoutMs: config.storeTimeoutMs,
-          security: readEtcdSecurity(config),
+          security: options.security ?? readEtcdSecurity(config),
           logger: logger.child({ part: "election" }),
         })
       : createAlwaysLeader());
@@ -198,7 +207,10 @@ export function toExportStatusMessage(exporter: ExportController): ExportStatusM
 export function createRegistrar(options: RegistrarOptions): Registrar {
   const { config } = options;
   const logger = options.logger ?? createSilentLogger();
-  const store = options.store ?? createConfiguredStore(config, logger.child({ part: "store" }));
+  // The etcd TLS and password files are read once, for the store and the election.
+  const security = config.store === "etcd" ? readEtcdSecurity(config) : undefined;
+  const store =
+    options.store ?? createConfiguredStore(config, logger.child({ part: "store" }), security);
   const policy = createImportPolicy({ controlCluster: config.controlCluster });
   let metrics: RegistrarMetrics | undefined;
   const cache = createConfigCache({
@@ -217,6 +229,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     metrics,
     ...(options.exportSource === undefined ? {} : { source: options.exportSource }),
     ...(options.leadership === undefined ? {} : { leadership: options.leadership }),
+    ...(security === undefined ? {} : { security }),
   });
   const serving = () =>
     cache.state === "synced"
