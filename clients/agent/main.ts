@@ -2,7 +2,11 @@
  * `aether-agent`: parses flags, starts the agent, and stops it cleanly on
  * SIGTERM or SIGINT (exit 0). Everything else is in `agent.ts`.
  */
-import { installCrashHandlers, parseCommandLine } from "../../services/process/command-line.js";
+import {
+  installCrashHandlers,
+  parseCommandLine,
+  runMain,
+} from "../../services/process/command-line.js";
 import { createDirSource } from "../../services/registrar/export/dir-source.js";
 import { createKubernetesSource } from "../../services/registrar/export/kubernetes-source.js";
 import type { ObjectSource } from "../../services/registrar/export/object-source.js";
@@ -54,14 +58,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `aether-agent: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+runMain("aether-agent", main);

@@ -50,3 +50,22 @@ export function installCrashHandlers(logger: Logger): void {
     logger.error({ err: reason }, "unhandled rejection (ignored)");
   });
 }
+
+/**
+ * Runs an entry point's `main` with the process's arguments and sets the exit
+ * code it resolves with; a rejection is printed as `<program>: <message>`
+ * and exits 1.
+ */
+export function runMain(program: string, main: (argv: string[]) => Promise<number>): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `${program}: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

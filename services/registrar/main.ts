@@ -2,7 +2,7 @@
  * `aether-registrar`: parses flags, starts the registrar, and drains on
  * SIGTERM or SIGINT (open watch streams end cleanly, then exit 0).
  */
-import { installCrashHandlers, parseCommandLine } from "../process/command-line.js";
+import { installCrashHandlers, parseCommandLine, runMain } from "../process/command-line.js";
 import { createLogger } from "./logger.js";
 import { createRegistrar, readSeedFile } from "./registrar.js";
 import { parseRegistrarFlags, REGISTRAR_USAGE } from "./registrar-flags.js";
@@ -43,14 +43,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `aether-registrar: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+runMain("aether-registrar", main);

@@ -4,7 +4,7 @@
  * SIGINT, SIGTERM or SIGHUP, or when its parent process is gone (exit 0). A
  * second signal exits at once (130).
  */
-import { parseCommandLine } from "../process/command-line.js";
+import { parseCommandLine, runMain } from "../process/command-line.js";
 import { createLogger } from "../registrar/logger.js";
 import { createSandbox } from "./sandbox.js";
 import { formatBanner } from "./sandbox-banner.js";
@@ -92,14 +92,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return code;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `aether-sandbox: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+runMain("aether-sandbox", main);
