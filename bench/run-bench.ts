@@ -22,7 +22,6 @@
 
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { toBinary } from "@bufbuild/protobuf";
@@ -37,9 +36,10 @@ import type { ConfigStore } from "../services/registrar/store/config-store.js";
 import { createEtcdClient, createEtcdStore } from "../services/registrar/store/etcd-store.js";
 import { originKeyPrefix } from "../services/registrar/store/store-key.js";
 import { startAgentProcess } from "../test/support/agent-process.js";
-import { startEtcd } from "../test/support/etcd.js";
+import { freePort, startEtcd } from "../test/support/etcd.js";
 import { createMemoryObjectSource } from "../test/support/memory-source.js";
 import { type RegistrarProcess, startRegistrarProcess } from "../test/support/registrar-process.js";
+import { waitFor } from "../test/support/wait.js";
 import type { BenchFlags } from "./bench-flags.js";
 import { readMemory, sampleProcess } from "./proc-stats.js";
 import {
@@ -142,30 +142,6 @@ function buildMains(): void {
 /** Writes a progress line to stderr (stdout's last line is the JSON). */
 function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  const address = server.address();
-  await new Promise<void>((ok) => server.close(() => ok()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
-
-/** Resolves once `predicate` holds, checking every `intervalMs`; rejects after `timeoutMs`. */
-async function until(
-  predicate: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-  intervalMs = 5,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((ok) => setTimeout(ok, intervalMs));
-  }
 }
 
 /** Records when each (agent, service, version) was applied, from the workers' reports. */
@@ -276,7 +252,7 @@ function createTimedExport(endpoint: string, objects: KubeObject[]) {
       const before = puts.get(service)?.length ?? 0;
       const tEdit = preciseNow();
       source.set(objects);
-      await until(
+      await waitFor(
         () => (puts.get(service)?.length ?? 0) > before,
         30_000,
         `the export of ${service}`,
@@ -361,7 +337,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     );
     registrars.push(hub);
     const tServing = preciseNow();
-    await until(async () => (await countHub()) >= flags.services, 120_000, "the cold export", 20);
+    await waitFor(async () => (await countHub()) >= flags.services, 120_000, "the cold export", 20);
     const tExported = preciseNow();
     const hubMemory = readMemory(hub.pid);
     await hub.stop();
@@ -390,7 +366,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       script: REGISTRAR_JS,
     });
     registrars.push(spoke);
-    await until(
+    await waitFor(
       async () => (await fetch(`${spoke.url}/readyz`)).ok,
       60_000,
       "the spoke registrar's readiness",
@@ -431,7 +407,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     exporter = createTimedExport(etcd.endpoint, meshObjects(flags.services));
     exporter.controller.start();
     await exporter.controller.idle();
-    await until(
+    await waitFor(
       () => exporter?.controller.status().reconciles !== 0,
       60_000,
       "the first reconcile",
@@ -490,7 +466,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       const key = `${FLOOR_PREFIX}${i}`;
       const tFloor = preciseNow();
       await etcdClient.put(key).value(floorValue);
-      await until(() => floorSeen.has(key), 10_000, `the floor watch event ${key}`, 0);
+      await waitFor(() => floorSeen.has(key), 10_000, `the floor watch event ${key}`, 0);
       etcdWatch.push((floorSeen.get(key) as number) - tFloor);
 
       snapshots.push(await pool.bytes());
@@ -572,7 +548,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     registrars.push(spoke);
     const tRestartServing = preciseNow();
     const sampler = sampleProcess(spoke.pid, 100);
-    await until(() => synced.size === flags.agents, 60_000, "every agent to resync", 10);
+    await waitFor(() => synced.size === flags.agents, 60_000, "every agent to resync", 10);
     const tAllSynced = Math.max(...synced.values());
     const sample = sampler.stop();
     offSynced();

@@ -58,7 +58,7 @@ function installExitHook(): void {
 }
 
 /** Returns a TCP port on 127.0.0.1 that was free a moment ago. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -10,6 +10,7 @@ import { toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
+import { mulberry32 } from "../../services/common/mulberry32.js";
 import { type ProjectorOptions, projectServices } from "../../services/common/projector.js";
 import { createIncrementalProjector } from "../../services/common/projector-incremental.js";
 import { readManifestObjects } from "../support/memory-source.js";
@@ -17,18 +18,6 @@ import { readManifestObjects } from "../support/memory-source.js";
 const GW = "gateway.networking.k8s.io/v1";
 const NAMESPACES = ["a", "b", "c"];
 const NAMES = ["s0", "s1", "s2", "s3", "s4"];
-
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function service(namespace: string, name: string, ports: number[] = [80, 8080]): KubeObject {
   return {
@@ -200,7 +189,7 @@ describe("incremental projector", () => {
     it(`adds up to the full projection after every edit of random edit sequences: ${name}`, () => {
       let incrementalUpdates = 0;
       for (let seed = 1; seed <= 12; seed++) {
-        const next = random(seed);
+        const next = mulberry32(seed);
         let objects = startingMesh(next);
         const projector = createIncrementalProjector(options);
         const held = new Map<string, Uint8Array>();
