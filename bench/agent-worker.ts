@@ -15,8 +15,8 @@ import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect
 import { type Agent, createAgent } from "../clients/agent/agent.js";
 import type { FollowerClient } from "../clients/agent/config-follower.js";
 import { guardHttp2Sessions } from "../clients/agent/registrar-connection.js";
-import type { RouteTable } from "../clients/agent/route-table.js";
 import { ConfigService, WatchEventType } from "../gen/aether/registry/v1/config_service_pb.js";
+import type { RouteTable } from "../services/common/route-merge.js";
 import {
   createEtcdClient,
   openEtcdWatch,

@@ -2,7 +2,7 @@
  * The benchmark's command line: `npm run bench -- [flags]`.
  */
 import { parseArgs } from "node:util";
-import { UsageError } from "../services/process/flag-values.js";
+import { UsageError } from "../services/process/usage-error.js";
 
 /** The usage text of `npm run bench`. */
 export const BENCH_USAGE = `Usage: npm run bench -- [flags]

@@ -8,9 +8,9 @@
 import { parseArgs } from "node:util";
 import { parseDuration } from "../../services/common/duration.js";
 import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
+import { UsageError } from "../../services/process/usage-error.js";
 import { buildExplainTarget, type ExplainTarget } from "./explain-request.js";
 import { parseRandomFlags, type RandomSource } from "./random-source.js";
-import { UsageError } from "./usage-error.js";
 
 /** The registrar aetherctl talks to when neither `--registrar` nor `$AETHER_REGISTRAR` is set. */
 export const DEFAULT_REGISTRAR = "http://127.0.0.1:8080";

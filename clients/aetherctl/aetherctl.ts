@@ -5,6 +5,8 @@
  * --fail-on-rejections` found problems, 130 interrupted). Free of process
  * globals, so tests can run it in-process; `main.ts` wires it to the process.
  */
+
+import { UsageError } from "../../services/process/usage-error.js";
 import { type Command, parseAetherctlFlags, usageOf } from "./aetherctl-flags.js";
 import type { CommandContext } from "./command-context.js";
 import { runExplain } from "./commands/explain.js";
@@ -14,7 +16,6 @@ import { runStatus } from "./commands/status.js";
 import { runWatch } from "./commands/watch.js";
 import { describeCallError } from "./error-message.js";
 import { createRegistrarClient } from "./registrar-client.js";
-import { UsageError } from "./usage-error.js";
 
 /** Exit code: the command line could not be run. */
 export const EXIT_USAGE = 2;

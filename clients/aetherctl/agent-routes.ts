@@ -10,7 +10,7 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
-import type { RouteSource } from "../agent/route-table.js";
+import type { RouteSource } from "../../services/common/route-merge.js";
 
 /** One entry of an agent's route table, with the projection decoded. */
 export interface AgentRouteEntry {

@@ -8,7 +8,7 @@
  */
 import type { EvaluatorRequest } from "../../services/common/evaluator-types.js";
 import { checkServiceName, isDns1123Label } from "../../services/common/service-name.js";
-import { UsageError } from "./usage-error.js";
+import { UsageError } from "../../services/process/usage-error.js";
 
 /** What `aetherctl explain` evaluates. */
 export interface ExplainTarget {

@@ -6,7 +6,7 @@
  * or a seeded pseudo-random sequence (`--seed-random N`). Pure.
  */
 import { mulberry32 } from "../../services/common/mulberry32.js";
-import { UsageError } from "./usage-error.js";
+import { UsageError } from "../../services/process/usage-error.js";
 
 /** A random source and how to name it in the output. */
 export interface RandomSource {

@@ -10,10 +10,8 @@ import {
   parseDurationFlag,
   parseListenFlag,
   parseLogLevelFlag,
-  UsageError,
 } from "../../services/process/flag-values.js";
-
-export { UsageError };
+import { UsageError } from "../../services/process/usage-error.js";
 
 /** Where the agent reads its local (class-2) Gateway API objects from. */
 export type LocalSourceSpec =

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
-import { createSilentLogger, type Logger } from "../../services/registrar/logger.js";
+import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
 
 /** What `/readyz` reports. */
 export interface AgentReadiness {

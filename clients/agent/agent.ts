@@ -19,9 +19,15 @@
 import { readFile } from "node:fs/promises";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import { createImportPolicy, type ImportCandidate } from "../../services/common/import-policy.js";
+import { localVersion } from "../../services/common/projection-content.js";
+import {
+  mergeRouteTable,
+  type RouteTable,
+  routeTableToJson,
+} from "../../services/common/route-merge.js";
 import { checkServiceName } from "../../services/common/service-name.js";
-import type { ObjectSource } from "../../services/registrar/export/object-source.js";
-import { createSilentLogger, type Logger } from "../../services/registrar/logger.js";
+import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
+import type { ObjectSource } from "../../services/sources/object-source.js";
 import {
   type AgentHttpAddress,
   type AgentHttpServer,
@@ -47,7 +53,6 @@ import { type CachedState, createLastKnownCache, type LastKnownCache } from "./l
 import { createLocalRoutes, type LocalRoutes } from "./local-routes.js";
 import { candidateKey, checkReceived } from "./received-projection.js";
 import { createRegistrarConnection, type RegistrarConnection } from "./registrar-connection.js";
-import { localVersion, mergeRouteTable, type RouteTable, routeTableToJson } from "./route-table.js";
 
 /** Options of {@link createAgent}. */
 export interface AgentOptions {

@@ -38,8 +38,9 @@ import {
 } from "../../gen/aether/registry/v1/config_service_pb.js";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate, ImportPolicy } from "../../services/common/import-policy.js";
-import { type Backoff, createBackoff } from "../../services/registrar/export/backoff.js";
-import { createSilentLogger, type Logger } from "../../services/registrar/logger.js";
+import { type Backoff, createBackoff } from "../../services/runtime/backoff.js";
+import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
+import { wakeableSleep } from "../../services/runtime/sleep.js";
 import type { FollowMode, ImportOperation, StreamEventType } from "./agent-metrics.js";
 import { candidateKey, checkReceived, type ReceivedRejection } from "./received-projection.js";
 
@@ -218,29 +219,6 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
-}
-
-/**
- * Waits `ms`, or less when `signal` aborts or `wake` is called; never rejects.
- * Returns a function that wakes it.
- */
-function interruptibleSleep(
-  ms: number,
-  signal: AbortSignal,
-): { done: Promise<void>; wake(): void } {
-  let wake = () => {};
-  const done = new Promise<void>((resolve) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", finish);
-      resolve();
-    }
-    wake = finish;
-    signal.addEventListener("abort", finish, { once: true });
-    if (signal.aborted) finish();
-  });
-  return { done, wake };
 }
 
 /** Creates a follower; nothing runs until `start()`. */
@@ -545,10 +523,8 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
   const pollLoop = async (signal: AbortSignal, onSuccess?: () => void): Promise<void> => {
     while (!signal.aborted) {
       if (await pollOnce(signal)) onSuccess?.();
-      await interruptibleSleep(
-        pollIntervalMs * (1 - POLL_JITTER + 2 * POLL_JITTER * random()),
-        signal,
-      ).done;
+      await wakeableSleep(pollIntervalMs * (1 - POLL_JITTER + 2 * POLL_JITTER * random()), signal)
+        .done;
     }
   };
 
@@ -586,14 +562,14 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
         logger.info({ synced: outcome.synced }, "stream ended by the registrar; reconnecting");
       }
       startPoller(signal);
-      const sleep = interruptibleSleep(backoff.next(), signal);
+      const sleep = wakeableSleep(backoff.next(), signal);
       wakeReconnect = sleep.wake;
       await sleep.done;
       wakeReconnect = undefined;
     }
   };
 
-  const idle = (signal: AbortSignal) => interruptibleSleep(2 ** 31 - 1, signal).done;
+  const idle = (signal: AbortSignal) => wakeableSleep(2 ** 31 - 1, signal).done;
 
   const loop = async (): Promise<void> => {
     while (!stopped) {
@@ -611,7 +587,7 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
         }
       } catch (error) {
         logger.error({ err: error }, "follower loop failed; restarting it");
-        await interruptibleSleep(backoff.next(), controller.signal).done;
+        await wakeableSleep(backoff.next(), controller.signal).done;
       } finally {
         const current = poller;
         stopPoller();

@@ -10,7 +10,7 @@ import { type FSWatcher, watch } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { checkServiceName } from "../../services/common/service-name.js";
-import { createSilentLogger, type Logger } from "../../services/registrar/logger.js";
+import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
 
 /** One entry of a dependency file that is not a service name. */
 export interface DependencyProblem {

@@ -9,8 +9,8 @@
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices, type RouteRejection } from "../../services/common/projector.js";
-import type { ObjectSource } from "../../services/registrar/export/object-source.js";
-import { createSilentLogger, type Logger } from "../../services/registrar/logger.js";
+import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
+import type { ObjectSource } from "../../services/sources/object-source.js";
 
 /** Projected local routes. */
 export interface LocalProjection {

@@ -7,10 +7,10 @@ import {
   parseCommandLine,
   runMain,
 } from "../../services/process/command-line.js";
-import { createDirSource } from "../../services/registrar/export/dir-source.js";
-import { createKubernetesSource } from "../../services/registrar/export/kubernetes-source.js";
-import type { ObjectSource } from "../../services/registrar/export/object-source.js";
-import { createLogger, type Logger } from "../../services/registrar/logger.js";
+import { createLogger, type Logger } from "../../services/runtime/logger.js";
+import { createDirSource } from "../../services/sources/dir-source.js";
+import { createKubernetesSource } from "../../services/sources/kubernetes-source.js";
+import type { ObjectSource } from "../../services/sources/object-source.js";
 import { createAgent } from "./agent.js";
 import { AGENT_USAGE, type AgentConfig, parseAgentFlags } from "./agent-flags.js";
 

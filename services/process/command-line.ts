@@ -3,7 +3,8 @@
  * turning a flag parser's verdict into help text, a usage error (exit 2) or a
  * configuration, and last-resort handlers that log before a crash.
  */
-import type { Logger } from "../registrar/logger.js";
+import type { Logger } from "../runtime/logger.js";
+import { UsageError } from "./usage-error.js";
 
 /** What {@link parseCommandLine} decided: run with a configuration, or exit now. */
 export type CommandLine<T> = { readonly config: T } | { readonly exitCode: number };
@@ -12,7 +13,7 @@ export type CommandLine<T> = { readonly config: T } | { readonly exitCode: numbe
  * Runs `parse`. Returns the configuration it produced; or, after printing the
  * usage text to standard output, exit code 0 when it returned `"help"`; or,
  * after printing `<program>: <message>` and the usage text to standard error,
- * exit code 2 when it threw an error named `UsageError`. Any other error is
+ * exit code 2 when it threw a {@link UsageError}. Any other error is
  * rethrown.
  */
 export function parseCommandLine<T>(
@@ -24,7 +25,7 @@ export function parseCommandLine<T>(
   try {
     parsed = parse();
   } catch (error) {
-    if (error instanceof Error && error.name === "UsageError") {
+    if (error instanceof UsageError) {
       process.stderr.write(`${program}: ${error.message}\n\n${usage}`);
       return { exitCode: 2 };
     }

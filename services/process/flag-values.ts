@@ -3,11 +3,7 @@
  * `--log-level`). Each throws a {@link UsageError} that names the flag.
  */
 import { parseDuration } from "../common/duration.js";
-
-/** A flag is missing or malformed. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+import { UsageError } from "./usage-error.js";
 
 const LISTEN = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]*):(\d{1,5})$/;
 

@@ -18,7 +18,8 @@ import type {
   ImportRejectionReason,
   ProjectionHeader,
 } from "../common/import-policy.js";
-import { createSilentLogger, type Logger } from "./logger.js";
+import { createSilentLogger, type Logger } from "../runtime/logger.js";
+import { wakeableSleep } from "../runtime/sleep.js";
 import {
   type ConfigStore,
   type StoredProjection,
@@ -486,16 +487,10 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   }
 
   function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        wake = undefined;
-        resolve();
-      }, ms);
-      wake = () => {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      };
+    const wait = wakeableSleep(ms);
+    wake = wait.wake;
+    return wait.done.finally(() => {
+      wake = undefined;
     });
   }
 

@@ -32,7 +32,8 @@ import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/proje
 import type { ImportPolicy } from "../common/import-policy.js";
 import { parseVersion } from "../common/projection-version.js";
 import { checkClusterName, checkServiceName } from "../common/service-name.js";
-import { createAsyncQueue, QueueOverflowError } from "./async-queue.js";
+import { createAsyncQueue, QueueOverflowError } from "../runtime/async-queue.js";
+import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import {
   type CachedProjection,
   type CacheEvent,
@@ -42,7 +43,6 @@ import {
 } from "./config-cache.js";
 import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
 import { createKeptListings, type ListingWindow } from "./kept-listings.js";
-import { createSilentLogger, type Logger } from "./logger.js";
 import {
   decodePageToken,
   encodePageToken,

@@ -3,7 +3,7 @@
  * SIGTERM or SIGINT (open watch streams end cleanly, then exit 0).
  */
 import { installCrashHandlers, parseCommandLine, runMain } from "../process/command-line.js";
-import { createLogger } from "./logger.js";
+import { createLogger } from "../runtime/logger.js";
 import { createRegistrar, readSeedFile } from "./registrar.js";
 import { parseRegistrarFlags, REGISTRAR_USAGE } from "./registrar-flags.js";
 

@@ -5,15 +5,8 @@
  */
 import { parseArgs } from "node:util";
 import { checkClusterName } from "../common/service-name.js";
-import {
-  parseDurationFlag,
-  parseListenFlag,
-  parseLogLevelFlag,
-  UsageError,
-} from "../process/flag-values.js";
-
-export { UsageError };
-
+import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
+import { UsageError } from "../process/usage-error.js";
 import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 

@@ -5,7 +5,7 @@
  * second signal exits at once (130).
  */
 import { parseCommandLine, runMain } from "../process/command-line.js";
-import { createLogger } from "../registrar/logger.js";
+import { createLogger } from "../runtime/logger.js";
 import { createSandbox } from "./sandbox.js";
 import { formatBanner } from "./sandbox-banner.js";
 import { parseSandboxFlags, SANDBOX_USAGE } from "./sandbox-flags.js";

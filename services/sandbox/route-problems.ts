@@ -8,9 +8,9 @@
  */
 import type { KubeObject } from "../common/kube-object.js";
 import { projectServices, type RouteRejection } from "../common/projector.js";
-import { createDirSource } from "../registrar/export/dir-source.js";
-import type { ObjectSource, SourceProblem } from "../registrar/export/object-source.js";
-import type { Logger } from "../registrar/logger.js";
+import type { Logger } from "../runtime/logger.js";
+import { createDirSource } from "../sources/dir-source.js";
+import type { ObjectSource, SourceProblem } from "../sources/object-source.js";
 
 /** Options of {@link createReportedDirSource}. */
 export interface ReportedDirSourceOptions {

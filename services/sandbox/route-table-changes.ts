@@ -3,7 +3,7 @@
  * the sandbox prints while it runs, so an edit under `examples/` is seen
  * reaching the agents. Pure.
  */
-import type { RouteTable, RouteTableEntry } from "../../clients/agent/route-table.js";
+import type { RouteTable, RouteTableEntry } from "../common/route-merge.js";
 
 function describeEntry(entry: RouteTableEntry): string {
   const from =

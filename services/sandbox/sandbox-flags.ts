@@ -1,16 +1,14 @@
 /**
  * Command-line flags of the sandbox (`npm start`), parsed into a validated
- * configuration. Problems are reported as the registrar's {@link UsageError},
+ * configuration. Problems are reported as {@link UsageError},
  * naming the flag and what is expected.
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { parseRegistrarFlags, UsageError } from "../registrar/registrar-flags.js";
+import { UsageError } from "../process/usage-error.js";
+import { parseRegistrarFlags } from "../registrar/registrar-flags.js";
 import { DEFAULT_STORE_PREFIX } from "../registrar/store/store-key.js";
 import { HUB_CLUSTER } from "./sandbox-topology.js";
-
-/** The error every flag problem is reported as (the registrar's, so messages read alike). */
-export { UsageError };
 
 /** The repository root: the default `--examples` is `examples/` under it. */
 const ROOT = resolve(import.meta.dirname, "../..");

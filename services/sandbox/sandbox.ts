@@ -22,8 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Agent, createAgent } from "../../clients/agent/agent.js";
 import { parseAgentFlags } from "../../clients/agent/agent-flags.js";
-import type { RouteTable } from "../../clients/agent/route-table.js";
-import type { Logger } from "../registrar/logger.js";
+import type { RouteTable } from "../common/route-merge.js";
 import { createRegistrar, type Registrar } from "../registrar/registrar.js";
 import { parseRegistrarFlags } from "../registrar/registrar-flags.js";
 import {
@@ -31,6 +30,7 @@ import {
   createMemoryStore,
   type MemoryBackend,
 } from "../registrar/store/memory-store.js";
+import type { Logger } from "../runtime/logger.js";
 import { createReportedDirSource, type ReportedDirSource } from "./route-problems.js";
 import { describeRouteTableChanges } from "./route-table-changes.js";
 import type { SandboxConfig } from "./sandbox-flags.js";

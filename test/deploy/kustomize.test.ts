@@ -11,7 +11,7 @@
  */
 import { basename, dirname, posix } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { KUBERNETES_SOURCE_RESOURCES } from "../../services/registrar/export/kubernetes-source.js";
+import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
 import {
   allContainers,
   type Container,

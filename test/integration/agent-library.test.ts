@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Agent, createAgent } from "../../clients/agent/agent.js";
-import type { RouteTable } from "../../clients/agent/route-table.js";
+import type { RouteTable } from "../../services/common/route-merge.js";
 import { readSample } from "../support/agent-process.js";
 import { startTestRegistrar, type TestRegistrar } from "../support/in-process-registrar.js";
 import { makeProjection, versionAt } from "../support/projections.js";

@@ -3,11 +3,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
-import {
-  createDirSource,
-  type DirSourceOptions,
-} from "../../services/registrar/export/dir-source.js";
-import type { ObjectSource } from "../../services/registrar/export/object-source.js";
+import { createDirSource, type DirSourceOptions } from "../../services/sources/dir-source.js";
+import type { ObjectSource } from "../../services/sources/object-source.js";
 import { captureLogger } from "../support/capture-logger.js";
 import { waitFor } from "../support/wait.js";
 

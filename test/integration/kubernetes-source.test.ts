@@ -9,13 +9,13 @@ import { stringify } from "yaml";
 import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices } from "../../services/common/projector.js";
-import { createDirSource } from "../../services/registrar/export/dir-source.js";
-import { normalizeObject, sortObjects } from "../../services/registrar/export/kube-snapshot.js";
+import { createDirSource } from "../../services/sources/dir-source.js";
+import { normalizeObject, sortObjects } from "../../services/sources/kube-snapshot.js";
 import {
   createKubernetesSource,
   type KubernetesSourceOptions,
-} from "../../services/registrar/export/kubernetes-source.js";
-import type { ObjectSource } from "../../services/registrar/export/object-source.js";
+} from "../../services/sources/kubernetes-source.js";
+import type { ObjectSource } from "../../services/sources/object-source.js";
 import {
   type FakeKubeApi,
   type FakeKubeApiOptions,

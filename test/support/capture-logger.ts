@@ -1,7 +1,7 @@
 /** A logger for tests that keeps every JSON line it writes. */
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import type { Logger } from "../../services/registrar/logger.js";
+import type { Logger } from "../../services/runtime/logger.js";
 
 /** A logger and the lines it wrote, parsed. */
 export interface CapturedLogger {

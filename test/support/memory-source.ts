@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { KubeObject } from "../../services/common/kube-object.js";
-import type { ObjectSource, SourceProblem } from "../../services/registrar/export/object-source.js";
+import type { ObjectSource, SourceProblem } from "../../services/sources/object-source.js";
 
 /** The directory of the export fixtures. */
 export const EXPORT_FIXTURES = resolve(import.meta.dirname, "../fixtures/export");

@@ -15,7 +15,6 @@ import {
 import { formatExplanation } from "../../clients/aetherctl/explain-format.js";
 import { buildExplainTarget } from "../../clients/aetherctl/explain-request.js";
 import { constantRandom } from "../../clients/aetherctl/random-source.js";
-import { mergeRouteTable, routeTableToJson } from "../../clients/agent/route-table.js";
 import {
   RouteKind,
   RouteRole,
@@ -23,6 +22,7 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { evaluate } from "../../services/common/evaluator.js";
+import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
 
 const VERSION = "2026-11-29T12:00:00.000000000Z";
 

@@ -11,7 +11,7 @@ import {
   parseRandomFlags,
   seededRandom,
 } from "../../clients/aetherctl/random-source.js";
-import { UsageError } from "../../clients/aetherctl/usage-error.js";
+import { UsageError } from "../../services/process/usage-error.js";
 
 function args(extra: Partial<ExplainArguments>): ExplainArguments {
   return {

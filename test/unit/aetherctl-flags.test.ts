@@ -8,7 +8,7 @@ import {
   parseAetherctlFlags,
   usageOf,
 } from "../../clients/aetherctl/aetherctl-flags.js";
-import { UsageError } from "../../clients/aetherctl/usage-error.js";
+import { UsageError } from "../../services/process/usage-error.js";
 
 function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   const line: CommandLine = parseAetherctlFlags(argv, env);

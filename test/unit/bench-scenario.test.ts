@@ -10,8 +10,8 @@ import {
   serviceIndex,
 } from "../../bench/scenario.js";
 import { quantile, summarize } from "../../bench/stats.js";
+import { sameContent } from "../../services/common/projection-content.js";
 import { projectServices } from "../../services/common/projector.js";
-import { sameContent } from "../../services/registrar/export/export-controller.js";
 
 describe("bench scenario", () => {
   const options = { services: 2_000, agents: 300, deps: 7, changes: 50, seed: 3 };

@@ -5,13 +5,13 @@ import {
   parseCleanManifest,
   parseManifest,
   parseManifestThoroughly,
-} from "../../services/registrar/export/dir-parse.js";
-import { isIgnoredName } from "../../services/registrar/export/dir-source.js";
+} from "../../services/sources/dir-parse.js";
+import { isIgnoredName } from "../../services/sources/dir-source.js";
 import {
   compareObjects,
   normalizeObject,
   sortObjects,
-} from "../../services/registrar/export/kube-snapshot.js";
+} from "../../services/sources/kube-snapshot.js";
 
 const names = (text: string, file = "f.yaml") =>
   parseManifest(text, file).objects.map(

@@ -5,7 +5,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createImportPolicy } from "../../services/common/import-policy.js";
 import { createConfigCache } from "../../services/registrar/config-cache.js";
-import { createSilentLogger } from "../../services/registrar/logger.js";
 import { createConfiguredExporter } from "../../services/registrar/registrar.js";
 import {
   parseRegistrarFlags,
@@ -14,6 +13,7 @@ import {
 } from "../../services/registrar/registrar-flags.js";
 import { createRegistrarMetrics } from "../../services/registrar/registrar-metrics.js";
 import { createMemoryStore } from "../../services/registrar/store/memory-store.js";
+import { createSilentLogger } from "../../services/runtime/logger.js";
 import { startTestRegistrar, type TestRegistrar } from "../support/in-process-registrar.js";
 import { copyExportFixtures, type FixtureDir } from "../support/memory-source.js";
 import { waitFor } from "../support/wait.js";

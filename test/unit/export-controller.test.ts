@@ -11,6 +11,7 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
+import { projectionContent } from "../../services/common/projection-content.js";
 import { formatVersion, parseVersion } from "../../services/common/projection-version.js";
 import { projectServices } from "../../services/common/projector.js";
 import {
@@ -18,7 +19,6 @@ import {
   type ExportController,
   type ExportControllerOptions,
   exportAuthority,
-  projectionContent,
 } from "../../services/registrar/export/export-controller.js";
 import { createExportMetrics } from "../../services/registrar/export/export-metrics.js";
 import { createAlwaysLeader } from "../../services/registrar/export/leader-election.js";

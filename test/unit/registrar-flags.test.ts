@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseRegistrarFlags, UsageError } from "../../services/registrar/registrar-flags.js";
+import { UsageError } from "../../services/process/usage-error.js";
+import { parseRegistrarFlags } from "../../services/registrar/registrar-flags.js";
 import { readEtcdSecurity } from "../../services/registrar/store/etcd-security.js";
 
 describe("registrar flags", () => {

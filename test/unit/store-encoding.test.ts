@@ -10,8 +10,8 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { projectionContent } from "../../services/common/projection-content.js";
 import { projectServices } from "../../services/common/projector.js";
-import { projectionContent } from "../../services/registrar/export/export-controller.js";
 import {
   encodeProjection,
   stampContent,

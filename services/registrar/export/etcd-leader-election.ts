@@ -38,7 +38,9 @@ import {
   SortOrder,
   SortTarget,
 } from "etcd3";
-import { createSilentLogger, type Logger } from "../logger.js";
+import { createBackoff } from "../../runtime/backoff.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import { sleep } from "../../runtime/sleep.js";
 import type { EtcdSecurity } from "../store/etcd-security.js";
 import {
   callEtcd,
@@ -48,7 +50,6 @@ import {
   openEtcdWatch,
   prefixEnd,
 } from "../store/etcd-store.js";
-import { createBackoff } from "./backoff.js";
 import { createTermKeeper, type LeaderElection } from "./leader-election.js";
 
 /** The default lease TTL of the export election, in milliseconds. */
@@ -397,21 +398,4 @@ export function createEtcdLeaderElection(options: EtcdLeaderElectionOptions): Le
       endSession?.(reason);
     },
   };
-}
-
-/** Waits `ms` milliseconds, or less when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

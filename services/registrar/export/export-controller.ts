@@ -32,15 +32,14 @@
  *   cluster, it does not export at all, and says why once.
  */
 import { createHash } from "node:crypto";
-import { toBinary } from "@bufbuild/protobuf";
-import {
-  type ServiceConfigProjection,
-  ServiceConfigProjectionSchema,
-} from "../../../gen/aether/registry/v1/projection_pb.js";
+import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { projectionContent } from "../../common/projection-content.js";
 import { formatVersion, parseVersion } from "../../common/projection-version.js";
 import type { RouteRejection, RouteWarning } from "../../common/projector.js";
 import { createIncrementalProjector } from "../../common/projector-incremental.js";
-import { createSilentLogger, type Logger } from "../logger.js";
+import { type Backoff, createBackoff } from "../../runtime/backoff.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
 import {
   type ConfigStore,
   FencedWriteError,
@@ -48,10 +47,8 @@ import {
   type WriteOptions,
 } from "../store/config-store.js";
 import { unstampValue } from "../store/decode-entry.js";
-import { type Backoff, createBackoff } from "./backoff.js";
 import { createNoopExportMetrics, type ExportMetrics } from "./export-metrics.js";
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
-import type { ObjectSource, SourceProblem } from "./object-source.js";
 
 /** The default debounce of change notifications, in milliseconds. */
 export const DEFAULT_EXPORT_DEBOUNCE_MS = 50;
@@ -170,24 +167,6 @@ export function exportAuthority(
     exports: false,
     reason: `control cluster is ${controlCluster}; this registrar (${origin}) does not export config`,
   };
-}
-
-/**
- * Returns the bytes that define a projection's content: its protobuf binary
- * encoding with `version` and `originCluster` cleared. Two projections of a
- * service with equal content bytes export the same routing.
- */
-export function projectionContent(projection: ServiceConfigProjection): Uint8Array {
-  return toBinary(ServiceConfigProjectionSchema, {
-    ...projection,
-    version: "",
-    originCluster: "",
-  });
-}
-
-/** Reports whether two projections have the same content (see {@link projectionContent}). */
-export function sameContent(a: ServiceConfigProjection, b: ServiceConfigProjection): boolean {
-  return Buffer.from(projectionContent(a)).equals(projectionContent(b));
 }
 
 /** What the controller knows it wrote (or listed) for one service under its origin. */

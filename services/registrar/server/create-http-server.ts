@@ -30,7 +30,7 @@ import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@conne
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { fastify } from "fastify";
 import type { Registry } from "prom-client";
-import { createSilentLogger, type Logger } from "../logger.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import {
   RequestDecodingErrorRouter,
   withRequestDecodingInterceptor,

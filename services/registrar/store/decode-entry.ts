@@ -11,7 +11,7 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { checkServiceName } from "../../common/service-name.js";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../../runtime/logger.js";
 import {
   type ListOptions,
   MAX_WRITE_BATCH,

@@ -27,7 +27,7 @@ import {
   isRecoverableError,
 } from "etcd3";
 import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
-import { createSilentLogger, type Logger } from "../logger.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import {
   type ConfigStore,
   FencedWriteError,

@@ -10,7 +10,7 @@
  * sharing one etcd.
  */
 import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
-import { createSilentLogger, type Logger } from "../logger.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import {
   type ConfigStore,
   FencedWriteError,

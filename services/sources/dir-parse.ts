@@ -16,7 +16,7 @@
  */
 import { Schema as FastSchema, Type as FastType, loadAll as fastLoadAll } from "js-yaml";
 import { type Document, isSeq, LineCounter, parseAllDocuments } from "yaml";
-import type { KubeObject } from "../../common/kube-object.js";
+import type { KubeObject } from "../common/kube-object.js";
 import type { SourceProblem } from "./object-source.js";
 
 /** An object read from a manifest, with the line it starts on (1-based). */

@@ -5,8 +5,9 @@
  * changed), the first-sync gate behind `whenSynced`, and the start/stop
  * life cycle around them.
  */
-import type { KubeObject } from "../../common/kube-object.js";
-import type { Logger } from "../logger.js";
+import type { KubeObject } from "../common/kube-object.js";
+import type { Logger } from "../runtime/logger.js";
+import type { SyncGate } from "../runtime/sync-gate.js";
 import type { ObjectSource, SourceProblem } from "./object-source.js";
 
 /** The annotation `kubectl apply` writes; it repeats the object and is noise for comparisons. */
@@ -175,51 +176,6 @@ function sameObjects(a: readonly KubeObject[], b: readonly KubeObject[]): boolea
     if (a[i] !== b[i] && JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
   }
   return true;
-}
-
-/** See {@link createSyncGate}. */
-export interface SyncGate {
-  /** True once {@link SyncGate.open} was called. */
-  readonly synced: boolean;
-  /** Resolves when opened, rejects when failed first. */
-  wait(): Promise<void>;
-  /** Marks the first snapshot as read (later calls do nothing). */
-  open(): void;
-  /** Fails the wait unless already opened (later calls do nothing). */
-  fail(error: Error): void;
-}
-
-/**
- * Creates the gate behind `whenSynced`: one promise, opened once or failed
- * once. A failure nobody waits for is not an unhandled rejection.
- */
-export function createSyncGate(): SyncGate {
-  let settled = false;
-  let synced = false;
-  let resolve: () => void = () => {};
-  let reject: (error: Error) => void = () => {};
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => {});
-  return {
-    get synced() {
-      return synced;
-    },
-    wait: () => promise,
-    open() {
-      if (settled) return;
-      settled = true;
-      synced = true;
-      resolve();
-    },
-    fail(error) {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    },
-  };
 }
 
 /**

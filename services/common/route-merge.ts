@@ -14,13 +14,13 @@
  * the data plane's default routing). Local routes for services outside the
  * dependency set are left out: the table is what this node calls. Pure.
  */
-import { createHash } from "node:crypto";
-import { type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
+import { type JsonValue, toJson } from "@bufbuild/protobuf";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
-import type { ImportCandidate } from "../../services/common/import-policy.js";
+import type { ImportCandidate } from "./import-policy.js";
+import { localVersion } from "./projection-content.js";
 
 /** Which source decided a service. */
 export type RouteSource = "local" | "imported";
@@ -58,16 +58,6 @@ export interface RouteTableInputs {
   readonly imported: ReadonlyMap<string, ImportCandidate>;
   /** This agent's cluster, recorded as the origin of local routes. */
   readonly cluster: string;
-}
-
-/** The version recorded for a local projection: a digest of its content. */
-export function localVersion(projection: ServiceConfigProjection): string {
-  const digest = createHash("sha256")
-    .update(
-      toBinary(ServiceConfigProjectionSchema, { ...projection, originCluster: "", version: "" }),
-    )
-    .digest("hex");
-  return `sha256:${digest.slice(0, 16)}`;
 }
 
 /** Merges local and imported config into the route table (see the module comment). */

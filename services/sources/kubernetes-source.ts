@@ -41,16 +41,13 @@ import type {
   KubernetesObject,
   ListWatch,
 } from "@kubernetes/client-node";
-import type { KubeObject } from "../../common/kube-object.js";
-import { createSilentLogger, type Logger } from "../logger.js";
-import { type Backoff, createBackoff } from "./backoff.js";
+import type { KubeObject } from "../common/kube-object.js";
+import { type Backoff, createBackoff } from "../runtime/backoff.js";
+import { createSilentLogger, type Logger } from "../runtime/logger.js";
+import { sleep as sleepFor } from "../runtime/sleep.js";
+import { createSyncGate } from "../runtime/sync-gate.js";
 import { KubeApiError, kubeGetJson } from "./kube-list.js";
-import {
-  assembleObjectSource,
-  createSnapshotPublisher,
-  createSyncGate,
-  sortObjects,
-} from "./kube-snapshot.js";
+import { assembleObjectSource, createSnapshotPublisher, sortObjects } from "./kube-snapshot.js";
 import type { ObjectSource, SourceProblem } from "./object-source.js";
 
 /** A resource the source watches. */
@@ -335,19 +332,11 @@ export function createKubernetesSource(options: KubernetesSourceOptions = {}): O
   let stopped = false;
   let debounceTimer: NodeJS.Timeout | undefined;
   const listAborts = new Set<AbortController>();
-  const pauses = new Set<() => void>();
 
+  /** Aborted when the source stops: cuts every wait short. */
+  const stopSignal = new AbortController();
   /** Waits `ms`, or less when the source stops. */
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        pauses.delete(finish);
-        resolve();
-      };
-      const timer = setTimeout(finish, ms);
-      pauses.add(finish);
-    });
+  const sleep = (ms: number) => sleepFor(ms, stopSignal.signal);
 
   const publishNow = () => {
     debounceTimer = undefined;
@@ -545,7 +534,7 @@ export function createKubernetesSource(options: KubernetesSourceOptions = {}): O
     async release() {
       stopped = true;
       if (debounceTimer !== undefined) clearTimeout(debounceTimer);
-      for (const finish of [...pauses]) finish();
+      stopSignal.abort();
       for (const controller of listAborts) controller.abort();
       const stopping: Promise<void>[] = [];
       for (const kind of kinds) {

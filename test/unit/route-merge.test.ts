@@ -3,15 +3,12 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
-  localVersion,
-  mergeRouteTable,
-  routeTableToJson,
-} from "../../clients/agent/route-table.js";
-import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate } from "../../services/common/import-policy.js";
+import { localVersion } from "../../services/common/projection-content.js";
+import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 
 const imported = (service: string, origin: string, n: number): ImportCandidate => ({

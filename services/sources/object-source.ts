@@ -4,7 +4,7 @@
  * Both give the same thing, a full snapshot of the objects they hold, and say
  * when it changes.
  */
-import type { KubeObject } from "../../common/kube-object.js";
+import type { KubeObject } from "../common/kube-object.js";
 
 /** A problem a source hit while reading its input (kept until the input is fixed). */
 export interface SourceProblem {

@@ -33,16 +33,12 @@ import { readFile as readFileCallback } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { apiGroupOf, type KubeObject } from "../../common/kube-object.js";
-import { createSilentLogger, type Logger } from "../logger.js";
+import { apiGroupOf, type KubeObject } from "../common/kube-object.js";
+import { createSilentLogger, type Logger } from "../runtime/logger.js";
+import { createSyncGate } from "../runtime/sync-gate.js";
 import { type ParsedObject, parseManifest } from "./dir-parse.js";
 import { createDirectoryWatchers } from "./dir-watch.js";
-import {
-  assembleObjectSource,
-  createSnapshotPublisher,
-  createSyncGate,
-  newProblems,
-} from "./kube-snapshot.js";
+import { assembleObjectSource, createSnapshotPublisher, newProblems } from "./kube-snapshot.js";
 import type { ObjectSource, SourceProblem } from "./object-source.js";
 
 /** Options of {@link createDirSource}. */
