@@ -1,3 +1,7 @@
+/**
+ * Structured logging for every process here: pino, one JSON object per line
+ * on standard error, and a silent logger that libraries default to.
+ */
 import { destination, type Logger as PinoLogger, pino, stdTimeFunctions } from "pino";
 
 /**
