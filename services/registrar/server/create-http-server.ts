@@ -21,9 +21,8 @@ import {
   createServer as createHttp2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
-  type Http2Session,
 } from "node:http2";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { setTimeout as delay } from "node:timers/promises";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
@@ -31,6 +30,8 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { fastify } from "fastify";
 import type { Registry } from "prom-client";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import { registerAdminRoutes } from "./admin-routes.js";
+import { routeConnections } from "./connection-routing.js";
 import {
   RequestDecodingErrorRouter,
   withRequestDecodingInterceptor,
@@ -144,56 +145,6 @@ const DEFAULT_IDLE_TIMEOUT_MS = 72_000;
 /** How long cancelled handlers get to send their error before connections are destroyed. */
 const SHUTDOWN_FLUSH_MS = 100;
 
-/** The first bytes an HTTP/2 client sends (RFC 9113, section 3.4). */
-const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
-
-type Protocol = "http/1.1" | "h2c";
-
-/**
- * Reads a new connection's first bytes until they either diverge from the
- * HTTP/2 preface (HTTP/1.1) or contain all of it (h2c), then pauses the socket,
- * puts the bytes back and reports the protocol. Reports undefined (and
- * destroys the socket) when the peer goes away, errs or stays silent for
- * `timeoutMs` first.
- */
-function sniffProtocol(
-  socket: Socket,
-  timeoutMs: number,
-  done: (protocol: Protocol | undefined) => void,
-): void {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  const finish = (protocol: Protocol | undefined) => {
-    clearTimeout(timer);
-    socket.off("data", onData);
-    socket.off("end", onGone);
-    socket.off("error", onGone);
-    socket.off("close", onGone);
-    if (protocol === undefined) {
-      socket.destroy();
-    } else {
-      socket.pause();
-      socket.unshift(Buffer.concat(chunks, length));
-    }
-    done(protocol);
-  };
-  const onData = (chunk: Buffer) => {
-    chunks.push(chunk);
-    length += chunk.length;
-    const head = chunks.length === 1 ? chunk : Buffer.concat(chunks, length);
-    const n = Math.min(head.length, HTTP2_PREFACE.length);
-    if (head.compare(HTTP2_PREFACE, 0, n, 0, n) !== 0) finish("http/1.1");
-    else if (n === HTTP2_PREFACE.length) finish("h2c");
-  };
-  const onGone = () => finish(undefined);
-  const timer = setTimeout(onGone, timeoutMs);
-  timer.unref();
-  socket.on("data", onData);
-  socket.on("end", onGone);
-  socket.on("error", onGone);
-  socket.on("close", onGone);
-}
-
 function formatUrl(host: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
@@ -220,13 +171,6 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const drainController = new AbortController();
   /** Aborted when the grace period is over: handlers still running are cancelled. */
   const shutdownController = new AbortController();
-  /** Every accepted connection, until it closes. */
-  const sockets = new Set<Socket>();
-  /** Connections still being sniffed. */
-  const sniffing = new Set<Socket>();
-  /** Open HTTP/2 sessions. */
-  const sessions = new Set<Http2Session>();
-  let onSocketsClosed: (() => void) | undefined;
   let address: ListenAddress | undefined;
   let closing: Promise<void> | undefined;
 
@@ -279,69 +223,17 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     fastifyHandler?.(req as IncomingMessage, res as ServerResponse);
   }
 
-  // Interpose on the HTTP/1.1 server's connection handling: sniff first.
-  const http1ConnectionListeners = http1.listeners("connection") as ((socket: Socket) => void)[];
-  http1.removeAllListeners("connection");
-  http1.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => {
-      sockets.delete(socket);
-      if (sockets.size === 0) onSocketsClosed?.();
-    });
-    if (drainController.signal.aborted) {
-      socket.destroy();
-      return;
-    }
-    sniffing.add(socket);
-    sniffProtocol(socket, handshakeTimeoutMs, (protocol) => {
-      sniffing.delete(socket);
-      if (protocol === "h2c") {
-        // The socket comes from the HTTP/1.1 server, which allows half-open
-        // connections; HTTP/2 has no use for them, and a session whose peer
-        // went away (FIN) would otherwise never close, nor its open streams end.
-        socket.allowHalfOpen = false;
-        h2.emit("connection", socket);
-      } else if (protocol === "http/1.1") {
-        for (const listener of http1ConnectionListeners) listener.call(http1, socket);
-        socket.resume();
-      }
-    });
+  const connections = routeConnections(http1, h2, {
+    handshakeTimeoutMs,
+    idleTimeoutMs,
+    drainSignal: drainController.signal,
+    logger,
   });
-  http1.on("error", (error) => logger.error({ err: error }, "server error"));
 
-  h2.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-    session.on("error", (error) => logger.debug({ err: error }, "http2 session error"));
-    session.setTimeout(idleTimeoutMs, () => session.close());
-    if (drainController.signal.aborted) session.close();
-  });
-  h2.on("sessionError", (error) => logger.debug({ err: error }, "http2 session error"));
-
-  app.get("/healthz", async (_request, reply) => {
-    return reply.type("text/plain; charset=utf-8").send("ok\n");
-  });
-  app.get("/readyz", async (_request, reply) => {
-    let readiness: Readiness;
-    if (drainController.signal.aborted) {
-      readiness = { ready: false, reason: "draining" };
-    } else {
-      try {
-        readiness = options.readiness();
-      } catch (error) {
-        readiness = {
-          ready: false,
-          reason: error instanceof Error ? error.message : String(error),
-        };
-      }
-    }
-    reply.type("text/plain; charset=utf-8");
-    if (readiness.ready) return reply.send("ready\n");
-    return reply.code(503).send(`${readiness.reason ?? "not ready"}\n`);
-  });
-  app.get("/metrics", async (_request, reply) => {
-    const body = await options.metricsRegistry.metrics();
-    return reply.type(options.metricsRegistry.contentType).send(body);
+  registerAdminRoutes(app, {
+    readiness: options.readiness,
+    metricsRegistry: options.metricsRegistry,
+    drainSignal: drainController.signal,
   });
   app.register(fastifyConnectPlugin, {
     routes: (router) =>
@@ -358,14 +250,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   async function drain(graceMs: number): Promise<void> {
     drainController.abort();
-    const allClosed = new Promise<void>((resolve) => {
-      onSocketsClosed = resolve;
-      if (sockets.size === 0) resolve();
-    });
+    const allClosed = connections.allClosed();
     if (http1.listening) http1.close();
     http1.closeIdleConnections();
-    for (const socket of sniffing) socket.destroy();
-    for (const session of sessions) session.close();
+    connections.closeGracefully();
 
     const graceOver = new AbortController();
     const closedInTime = await Promise.race([
@@ -375,14 +263,13 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     graceOver.abort();
     if (!closedInTime) {
       logger.warn(
-        { connections: sockets.size, graceMs },
+        { connections: connections.size, graceMs },
         "grace period over: cancelling the requests still running",
       );
       shutdownController.abort(new ConnectError("server is shutting down", Code.Unavailable));
       // Let the cancelled handlers send their UNAVAILABLE before the connections go.
       await Promise.race([allClosed, delay(SHUTDOWN_FLUSH_MS, undefined, { ref: false })]);
-      for (const session of sessions) session.destroy();
-      for (const socket of sockets) socket.destroy();
+      connections.destroyAll();
       await allClosed;
     }
     address = undefined;
