@@ -20,20 +20,14 @@
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Agent, createAgent } from "../../clients/agent/agent.js";
-import { parseAgentFlags } from "../../clients/agent/agent-flags.js";
+import type { Agent } from "../../clients/agent/agent.js";
 import type { RouteTable } from "../common/route-merge.js";
-import { createRegistrar, type Registrar } from "../registrar/registrar.js";
-import { parseRegistrarFlags } from "../registrar/registrar-flags.js";
-import {
-  createMemoryBackend,
-  createMemoryStore,
-  type MemoryBackend,
-} from "../registrar/store/memory-store.js";
+import type { Registrar } from "../registrar/registrar.js";
 import type { Logger } from "../runtime/logger.js";
-import { createReportedDirSource, type ReportedDirSource } from "./route-problems.js";
+import type { ReportedDirSource } from "./route-problems.js";
 import { describeRouteTableChanges } from "./route-table-changes.js";
 import type { SandboxConfig } from "./sandbox-flags.js";
+import { type SandboxParts, startAgent, startRegistrar } from "./sandbox-parts.js";
 import { HUB_CLUSTER, MESH_DIR, SPOKES, type SpokeSpec, sandboxPorts } from "./sandbox-topology.js";
 
 /** How long the registrars may take to sync with the store before the start fails. */
@@ -170,10 +164,6 @@ async function checkDirectory(path: string, what: string): Promise<void> {
   }
 }
 
-function listenFlag(host: string, port: number): string {
-  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
-}
-
 /** Creates the sandbox; nothing runs until `start()`. */
 export function createSandbox(options: SandboxOptions): Sandbox {
   const { config, print } = options;
@@ -184,108 +174,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const agents: Agent[] = [];
   const sources: ReportedDirSource[] = [];
   const unsubscribe: (() => void)[] = [];
-  let backend: MemoryBackend | undefined;
   let stateDir = config.stateDir;
   let starting: Promise<SandboxInfo> | undefined;
   let stopping: Promise<void> | undefined;
 
-  const storeFlags = (): string[] => [
-    "--store",
-    config.store,
-    "--etcd-prefix",
-    config.etcdPrefix,
-    ...(config.store === "etcd" ? ["--etcd-endpoints", config.etcdEndpoints.join(",")] : []),
-  ];
-
-  const startRegistrar = async (
-    cluster: string,
-    port: number,
-    exportDir: string | undefined,
-  ): Promise<string> => {
-    const parsed = parseRegistrarFlags([
-      "--cluster",
-      cluster,
-      "--control-cluster",
-      HUB_CLUSTER,
-      "--listen",
-      listenFlag(config.host, port),
-      ...storeFlags(),
-      ...(exportDir === undefined ? [] : ["--export-source", `dir:${exportDir}`]),
-    ]);
-    if (parsed === "help") throw new Error("unreachable: --help");
-    const logger = options.logger({ component: "registrar", cluster });
-    backend ??= config.store === "memory" ? createMemoryBackend() : undefined;
-    const reported =
-      exportDir === undefined
-        ? undefined
-        : createReportedDirSource({
-            path: exportDir,
-            label: `${exportDir} (exported by ${cluster})`,
-            exportAll: false,
-            logger: logger.child({ part: "export-source" }),
-            print,
-          });
-    if (reported !== undefined) sources.push(reported);
-    const registrar = createRegistrar({
-      config: parsed,
-      logger,
-      ...(backend === undefined
-        ? {}
-        : {
-            store: createMemoryStore({
-              origin: cluster,
-              prefix: parsed.etcdPrefix,
-              backend,
-              logger: logger.child({ part: "store" }),
-            }),
-          }),
-      ...(reported === undefined ? {} : { exportSource: reported.source }),
-    });
-    registrars.push(registrar);
-    const address = await registrar.start();
-    return address.url;
-  };
-
-  const startAgent = async (spoke: SpokeSpec, registrar: string): Promise<Agent> => {
-    const dir = join(stateDir as string, spoke.cluster);
-    await mkdir(dir, { recursive: true });
-    const localDir =
-      spoke.localRoutes === undefined ? undefined : join(config.examplesDir, spoke.localRoutes);
-    const parsed = parseAgentFlags([
-      "--registrar",
-      registrar,
-      "--cluster",
-      spoke.cluster,
-      "--control-cluster",
-      HUB_CLUSTER,
-      "--deps",
-      spoke.dependencies.join(","),
-      "--cache-dir",
-      join(dir, "cache"),
-      "--out",
-      join(dir, "routes.json"),
-      "--listen",
-      listenFlag(config.host, ports.agents.get(spoke.cluster) ?? 0),
-      ...(localDir === undefined ? [] : ["--local-source", `dir:${localDir}`]),
-    ]);
-    if (parsed === "help") throw new Error("unreachable: --help");
-    const logger = options.logger({ component: "agent", cluster: spoke.cluster });
-    const local =
-      localDir === undefined
-        ? undefined
-        : createReportedDirSource({
-            path: localDir,
-            label: `${localDir} (local routes of ${spoke.cluster})`,
-            exportAll: true,
-            logger: logger.child({ part: "local-source" }),
-            print,
-          });
-    if (local !== undefined) sources.push(local);
-    const agent = createAgent({ ...parsed, localSource: local?.source, logger });
-    agents.push(agent);
-    await agent.start();
-    return agent;
-  };
+  const parts: SandboxParts = { config, options, ports, registrars, agents, sources };
 
   /** Prints every later change of the agent's route table, one line per service. */
   const printChanges = (cluster: string, agent: Agent) => {
@@ -319,13 +212,13 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       {
         cluster: HUB_CLUSTER,
         role: "hub",
-        url: await startRegistrar(HUB_CLUSTER, ports.hub, meshDir),
+        url: await startRegistrar(parts, HUB_CLUSTER, ports.hub, meshDir),
       },
     ];
     for (const spoke of SPOKES) {
       signal.throwIfAborted();
       const port = ports.registrars.get(spoke.cluster) ?? 0;
-      const url = await startRegistrar(spoke.cluster, port, undefined);
+      const url = await startRegistrar(parts, spoke.cluster, port, undefined);
       registrarInfo.push({ cluster: spoke.cluster, role: "spoke", url });
     }
     const synced = await within(
@@ -346,7 +239,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     for (const [i, spoke] of SPOKES.entries()) {
       signal.throwIfAborted();
       const registrar = registrarInfo[i + 1]?.url as string;
-      started.push({ spoke, agent: await startAgent(spoke, registrar), registrar });
+      started.push({
+        spoke,
+        agent: await startAgent(parts, stateDir, spoke, registrar),
+        registrar,
+      });
     }
     const missing = await Promise.all(
       started.map(({ spoke, agent }) =>
