@@ -94,13 +94,12 @@ export function versionAgeSeconds(version: string, nowMs: number): number | unde
   return (nowMs - Number(nanos / 1_000_000n)) / 1000;
 }
 
-/** Creates the agent's metrics in a fresh registry. */
-export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
-  const { view } = options;
-  const registry = new Registry();
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+/**
+ * Registers the gauges that read the agent's state when scraped (the view),
+ * rather than being set as things happen.
+ */
+function registerStateGauges(registry: Registry, view: AgentMetricsOptions["view"]): void {
   const registers = [registry];
-
   new Gauge({
     name: "aether_config_import_services",
     help: "Services of the dependency set with a trusted imported projection (the import policy's winner).",
@@ -184,6 +183,16 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
       this.set(view.localRejections());
     },
   });
+}
+
+/** Creates the agent's metrics in a fresh registry. */
+export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
+  const { view } = options;
+  const registry = new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  registerStateGauges(registry, view);
 
   /** A counter with one label, every value of which is exported from the start (at 0). */
   const labelled = <L extends string>(
