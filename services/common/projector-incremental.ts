@@ -97,6 +97,11 @@ interface Classified {
 /**
  * Creates an incremental projector with the options of `projectServices`.
  * Its first update projects the whole snapshot.
+ *
+ * Why it is long: the dependency index (objects by identity, routes by parent
+ * and by backend, grants) and the two update paths that read and change it
+ * are one piece of state that must change together; split apart, the maps
+ * would be passed around, not hidden.
  */
 export function createIncrementalProjector(options: ProjectorOptions = {}): IncrementalProjector {
   let previous: readonly KubeObject[] | undefined;
