@@ -1,7 +1,7 @@
 /**
  * The match conditions of the request evaluator: hostnames (exact and
  * `*.` wildcards), paths (Exact, element-wise PathPrefix, full-match regular
- * expressions), headers, query parameters, methods and gRPC methods, as the
+ * expressions in RE2's linear time), headers, query parameters, methods and gRPC methods, as the
  * Gateway API defines them. Pure, no I/O.
  */
 import {
@@ -14,40 +14,14 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { headerValue } from "./evaluator-headers.js";
 import type { HeaderMap } from "./evaluator-types.js";
-
-const REGEX_CACHE_LIMIT = 1024;
-const regexCache = new Map<string, RegExp | null>();
+import { re2FullMatch } from "./re2.js";
 
 /**
- * Compiles an RE2-style pattern for full-match use (the whole input must
- * match), or returns undefined when JavaScript cannot compile it. A leading
- * `(?i)`, `(?s)` or `(?is)` flag group becomes the equivalent RegExp flag.
- * Compiled patterns are cached.
+ * Reports whether `value` matches `pattern` (RE2) as a whole, in time linear
+ * in `value`; a pattern RE2 refuses matches nothing.
  */
-export function compileFullMatch(pattern: string): RegExp | undefined {
-  const cached = regexCache.get(pattern);
-  if (cached !== undefined) return cached ?? undefined;
-  let source = pattern;
-  let flags = "";
-  const inline = /^\(\?([is]+)\)/.exec(source);
-  if (inline !== null) {
-    flags = [...new Set(inline[1])].join("");
-    source = source.slice(inline[0].length);
-  }
-  let compiled: RegExp | null;
-  try {
-    compiled = new RegExp(`^(?:${source})$`, flags);
-  } catch {
-    compiled = null;
-  }
-  if (regexCache.size >= REGEX_CACHE_LIMIT) regexCache.clear();
-  regexCache.set(pattern, compiled);
-  return compiled ?? undefined;
-}
-
-/** Reports whether `value` matches `pattern` as a whole; an invalid pattern matches nothing. */
 export function fullMatch(pattern: string, value: string): boolean {
-  return compileFullMatch(pattern)?.test(value) ?? false;
+  return re2FullMatch(pattern, value);
 }
 
 /**

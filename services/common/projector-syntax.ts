@@ -1,109 +1,32 @@
 /**
  * The value syntaxes of the Gateway API that the projector validates: RE2
- * regular expressions (as far as JavaScript can check them), GEP-2257
+ * regular expressions (checked by an RE2 engine), GEP-2257
  * durations, hostnames, header names, HTTP paths and gRPC names. Pure, no I/O.
  */
-
-/** The largest repetition count RE2 accepts in `{n,m}`. */
-const RE2_MAX_REPEAT = 1000;
-
-/** Escapes that mean the same in RE2 and in a JavaScript RegExp without flags. */
-const PORTABLE_LETTER_ESCAPES = new Set(["d", "D", "w", "W", "s", "S", "t", "n", "r", "f", "v"]);
+import { compileRe2, type FullMatcher, re2Problem } from "./re2.js";
 
 /**
- * Checks that `pattern` is a regular expression that RE2 (what data planes
- * use) and JavaScript (what the evaluator uses) both accept with the same
- * meaning. Returns undefined when it is, and otherwise a short phrase saying
- * what is wrong (for example `lookaround assertions are not RE2 syntax`).
- *
- * It rejects constructs JavaScript cannot compile, and constructs RE2 lacks
- * or that the two read differently: lookarounds, backreferences and octal
- * escapes, `\k<name>`, `(?P<name>…)`, inline flags, POSIX classes, `\A`,
- * `\z`, `\Q…\E`, `\p{…}`, `\x{…}`, a `]` first in a class, and repetition
- * counts above 1000.
+ * Checks that `pattern` is a regular expression RE2 (what the data planes and
+ * the evaluator use) accepts. Returns undefined when it is, and otherwise
+ * RE2's own phrase for what is wrong, prefixed with `it is not RE2 syntax`
+ * (for example `it is not RE2 syntax: invalid or unsupported Perl syntax: (?=`).
+ * Lookarounds, backreferences and repetition counts above 1000 are refused,
+ * as RE2 refuses them.
  */
 export function regexProblem(pattern: string): string | undefined {
-  const structural = scanRegex(pattern);
-  if (structural !== undefined) return structural;
-  try {
-    new RegExp(pattern);
-    return undefined;
-  } catch (error) {
-    const text = error instanceof Error ? error.message : String(error);
-    return `it does not compile (${text.replace(/^Invalid regular expression: /, "")})`;
-  }
+  const problem = re2Problem(pattern);
+  return problem === undefined ? undefined : `it is not RE2 syntax: ${problem}`;
 }
 
 /**
  * Compiles a pattern accepted by {@link regexProblem} for a full match (the
  * whole input must match, as the contract's RE2 matches do). Throws a
- * SyntaxError for a pattern that does not compile.
+ * SyntaxError for a pattern RE2 refuses.
  */
-export function compileFullMatch(pattern: string): RegExp {
-  return new RegExp(`^(?:${pattern})$`);
-}
-
-function scanRegex(pattern: string): string | undefined {
-  let inClass = false;
-  let classStart = -1;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === "\\") {
-      const problem = escapeProblem(pattern, i + 1, inClass);
-      if (problem !== undefined) return problem;
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === "[" && pattern[i + 1] === ":") return "POSIX character classes are not portable";
-      if (c === "]" && i === classStart) return "a ']' first in a character class is not portable";
-      if (c === "]") inClass = false;
-      continue;
-    }
-    if (c === "[") {
-      inClass = true;
-      classStart = pattern[i + 1] === "^" ? i + 2 : i + 1;
-      continue;
-    }
-    if (c === "(" && pattern[i + 1] === "?") {
-      const problem = groupProblem(pattern.slice(i + 2, i + 5));
-      if (problem !== undefined) return problem;
-      continue;
-    }
-    if (c === "{") {
-      const repeat = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i));
-      if (repeat !== null && Math.max(Number(repeat[1]), Number(repeat[2] ?? 0)) > RE2_MAX_REPEAT) {
-        return `repetition counts above ${RE2_MAX_REPEAT} are not RE2 syntax`;
-      }
-    }
-  }
-  return undefined;
-}
-
-function escapeProblem(pattern: string, at: number, inClass: boolean): string | undefined {
-  const next = pattern[at];
-  if (next === undefined) return "it ends with a lone backslash";
-  if (/[0-9]/.test(next)) return "backreferences and octal escapes are not RE2 syntax";
-  if (next === "x") {
-    return /^[0-9A-Fa-f]{2}$/.test(pattern.slice(at + 1, at + 3))
-      ? undefined
-      : "only \\xHH hexadecimal escapes are portable";
-  }
-  if ((next === "b" || next === "B") && !inClass) return undefined;
-  if (/[A-Za-z]/.test(next) && !PORTABLE_LETTER_ESCAPES.has(next)) {
-    return `the escape \\${next} is not portable between RE2 and JavaScript`;
-  }
-  return undefined;
-}
-
-function groupProblem(head: string): string | undefined {
-  if (head === "") return undefined;
-  if (head.startsWith("=") || head.startsWith("!") || /^<[=!]/.test(head)) {
-    return "lookaround assertions are not RE2 syntax";
-  }
-  if (head.startsWith("P")) return "(?P…) groups are not JavaScript syntax; use (?<name>…)";
-  if (head.startsWith(":") || head.startsWith("<")) return undefined;
-  return "inline flags are not JavaScript syntax";
+export function compileFullMatch(pattern: string): FullMatcher {
+  const compiled = compileRe2(pattern);
+  if (typeof compiled === "string") throw new SyntaxError(`${pattern}: ${compiled}`);
+  return compiled;
 }
 
 const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;

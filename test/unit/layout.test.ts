@@ -45,7 +45,7 @@ const RULES: Record<string, { readonly folders: readonly string[]; readonly node
 };
 
 /** npm packages that are pure computation, allowed in services/common. */
-const PURE_PACKAGES = ["@bufbuild/protobuf"];
+const PURE_PACKAGES = ["@bufbuild/protobuf", "re2js"];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -129,7 +129,7 @@ describe("the layout's import rules", () => {
       ),
     ).toEqual([
       "services/common/x.ts imports ../runtime/a.js (services/runtime): services/common may not import it",
-      "services/common/x.ts imports pino: services/common imports only @bufbuild/protobuf",
+      "services/common/x.ts imports pino: services/common imports only @bufbuild/protobuf, re2js",
       "services/common/x.ts imports node:fs: services/common does no I/O",
     ]);
     expect(
