@@ -31,38 +31,29 @@
  *
  * client-node is loaded on `start()`, not on import: it takes seconds to
  * load, and a registrar reading a directory does not need it.
+ *
+ * The pieces: `kube-kind.ts` (a kind's state and its transitions),
+ * `kube-informer.ts` (a kind's informer: start, missing CRD, restart with
+ * backoff), `kube-watch.ts` (the hooked Watch), `kube-list.ts` (the lists);
+ * this module loads the configuration, starts the informers and publishes
+ * their objects, debounced.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type {
-  KubeConfig,
-  KubernetesListObject,
-  KubernetesObject,
-  ListWatch,
-} from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { KubeObject } from "../common/kube-object.js";
-import { type Backoff, createBackoff } from "../runtime/backoff.js";
+import { createBackoff } from "../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import { sleep as sleepFor } from "../runtime/sleep.js";
 import { createSyncGate } from "../runtime/sync-gate.js";
-import { KubeApiError, kubeGetJson } from "./kube-list.js";
+import { type InformerContext, messageOf, startInformer } from "./kube-informer.js";
+import { createKindState, type KindState, type KubeResource } from "./kube-kind.js";
 import { assembleObjectSource, createSnapshotPublisher, sortObjects } from "./kube-snapshot.js";
+import { type ClientModule, defineHookedWatch } from "./kube-watch.js";
 import type { ObjectSource, SourceProblem } from "./object-source.js";
 
-/** A resource the source watches. */
-export interface KubeResource {
-  /** The API group (`""` for the core group). */
-  readonly group: string;
-  /** The version served. */
-  readonly version: string;
-  /** The plural resource name used in paths. */
-  readonly plural: string;
-  /** The kind of its objects. */
-  readonly kind: string;
-  /** True when its objects live in namespaces. */
-  readonly namespaced: boolean;
-}
+export type { KubeResource } from "./kube-kind.js";
 
 /** The six resources the Kubernetes source watches. */
 export const KUBERNETES_SOURCE_RESOURCES: readonly KubeResource[] = Object.freeze([
@@ -126,139 +117,6 @@ export interface KubernetesSourceOptions {
   readonly watchTimeoutSeconds?: number;
 }
 
-/** The client-node module, loaded on start. */
-type ClientModule = typeof import("@kubernetes/client-node");
-
-/** What a kind's watch tells the source about. */
-interface WatchHooks {
-  /** False once the source stopped or replaced this informer. */
-  active(): boolean;
-  /** The informer applied a list (or resumes a watch): the kind has data. */
-  listed(): void;
-  /** A watch request was answered with 200. */
-  connected(): void;
-  /** An ERROR event arrived on the stream (with code 410, the informer re-lists). */
-  errorEvent(code: unknown): void;
-  /** Fixes up an object as received (fills apiVersion and kind, drops managedFields). */
-  adopt(object: unknown): unknown;
-  /** The delays between watches that end at once (reset by one that lasts). */
-  readonly quickEnds: Backoff;
-  /** Waits `ms`, or less when the source stops. */
-  sleep(ms: number): Promise<void>;
-}
-
-/** How long a watch must last not to count as ending "at once". */
-const SHORT_WATCH_MS = 1_000;
-
-/**
- * Defines the Watch the informers use: client-node's, plus bookmarks, a
- * watch timeout, a client-side deadline, backoff between watches that end
- * at once, and the hooks above.
- */
-function defineHookedWatch(client: ClientModule, timeoutSeconds: number) {
-  return class HookedWatch extends client.Watch {
-    private endedAtOnce = false;
-
-    /** Creates a watch for one informer. */
-    constructor(
-      config: KubeConfig,
-      private readonly hooks: WatchHooks,
-    ) {
-      super(config);
-    }
-
-    /** Starts a watch request like client-node's, with the additions above. */
-    override async watch(
-      path: string,
-      queryParams: Record<string, string | number | boolean | undefined>,
-      callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
-      done: (err: unknown) => void,
-    ): Promise<AbortController> {
-      const hooks = this.hooks;
-      if (hooks.active()) hooks.listed();
-      if (this.endedAtOnce) await hooks.sleep(hooks.quickEnds.next());
-      else hooks.quickEnds.reset();
-      if (!hooks.active()) {
-        done(null);
-        return new AbortController();
-      }
-      const startedAt = Date.now();
-      let ended = false;
-      let deadline: NodeJS.Timeout | undefined;
-      const onDone = (err: unknown) => {
-        if (ended) return;
-        ended = true;
-        clearTimeout(deadline);
-        // Failures have their own backoff (the source restarts the informer).
-        this.endedAtOnce = err === null && Date.now() - startedAt < SHORT_WATCH_MS;
-        done(err);
-      };
-      const onEvent = (phase: string, object: unknown, raw?: unknown) => {
-        if (!hooks.active()) return;
-        if (phase === "ERROR") hooks.errorEvent((object as { code?: unknown } | undefined)?.code);
-        callback(
-          phase,
-          phase === "ERROR" || phase === "BOOKMARK" ? object : hooks.adopt(object),
-          raw,
-        );
-      };
-      const params = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds };
-      const controller = await super.watch(path, params, onEvent, onDone);
-      if (!hooks.active()) controller.abort();
-      else if (!ended) {
-        hooks.connected();
-        deadline = setTimeout(() => controller.abort(), (timeoutSeconds + 30) * 1_000);
-      }
-      return controller;
-    }
-  };
-}
-
-/** What the source keeps per resource. */
-interface KindState {
-  readonly resource: KubeResource;
-  readonly apiVersion: string;
-  /** The list and watch path. */
-  readonly path: string;
-  /** The field selector (the Namespace kind, when watching one namespace). */
-  readonly fieldSelector: string | undefined;
-  /** `kubernetes:PATH`, where problems are said to be. */
-  readonly where: string;
-  informer: ListWatch<KubernetesObject> | undefined;
-  /** Bumped when the informer is replaced, so that a replaced one's callbacks are ignored. */
-  generation: number;
-  /** Listed at least once (or found missing): counts towards `synced`. */
-  listed: boolean;
-  /** The server does not serve the resource (404): treated as empty. */
-  missing: boolean;
-  /** The retry delays after failures in a row. */
-  readonly backoff: Backoff;
-  problem: SourceProblem | undefined;
-  retryTimer: NodeJS.Timeout | undefined;
-}
-
-/** The API path of a resource, in one namespace or all. */
-function resourcePath(resource: KubeResource, namespace: string | undefined): string {
-  const base =
-    resource.group === ""
-      ? `/api/${resource.version}`
-      : `/apis/${resource.group}/${resource.version}`;
-  const scoped = resource.namespaced && namespace !== undefined;
-  return `${base}/${scoped ? `namespaces/${encodeURIComponent(namespace)}/` : ""}${resource.plural}`;
-}
-
-/** The HTTP status of an error from a list or a watch, when it has one. */
-function statusCodeOf(error: unknown): number | undefined {
-  const candidate = error as { statusCode?: unknown; code?: unknown } | undefined;
-  if (typeof candidate?.statusCode === "number") return candidate.statusCode;
-  return typeof candidate?.code === "number" ? candidate.code : undefined;
-}
-
-/** A readable sentence from any error. */
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Loads the client configuration the options ask for; throws a clear error when there is none. */
 function loadKubeConfig(client: ClientModule, path: string | undefined): KubeConfig {
   const config = new client.KubeConfig();
@@ -306,28 +164,13 @@ export function createKubernetesSource(options: KubernetesSourceOptions = {}): O
   const publisher = createSnapshotPublisher(logger, name);
   const gate = createSyncGate();
 
-  const kinds: KindState[] = KUBERNETES_SOURCE_RESOURCES.map((resource) => {
-    const path =
-      resource.namespaced || namespace === undefined
-        ? resourcePath(resource, namespace)
-        : resourcePath(resource, undefined);
-    return {
+  const kinds: KindState[] = KUBERNETES_SOURCE_RESOURCES.map((resource) =>
+    createKindState(
       resource,
-      apiVersion:
-        resource.group === "" ? resource.version : `${resource.group}/${resource.version}`,
-      path,
-      fieldSelector:
-        !resource.namespaced && namespace !== undefined ? `metadata.name=${namespace}` : undefined,
-      where: `kubernetes:${path}`,
-      informer: undefined,
-      generation: 0,
-      listed: false,
-      missing: false,
-      backoff: createBackoff({ initialMs: initialDelayMs, maxMs: maxDelayMs }),
-      problem: undefined,
-      retryTimer: undefined,
-    };
-  });
+      namespace,
+      createBackoff({ initialMs: initialDelayMs, maxMs: maxDelayMs }),
+    ),
+  );
   let startProblem: SourceProblem | undefined;
   let stopped = false;
   let debounceTimer: NodeJS.Timeout | undefined;
@@ -361,150 +204,6 @@ export function createKubernetesSource(options: KubernetesSourceOptions = {}): O
     );
   };
 
-  /** Sets the object fields client-node and the server leave out, and drops managedFields. */
-  const adopt = (kind: KindState, object: unknown): KubernetesObject => {
-    const target = object as KubernetesObject & { metadata?: { managedFields?: unknown } };
-    if (target.metadata !== undefined) delete target.metadata.managedFields;
-    if (target.apiVersion !== undefined && target.kind !== undefined) return target;
-    return { apiVersion: kind.apiVersion, kind: kind.resource.kind, ...target };
-  };
-
-  /** Lists a kind as plain JSON (the informer's list function). */
-  const listKind = async (kind: KindState, config: KubeConfig) => {
-    const controller = new AbortController();
-    listAborts.add(controller);
-    try {
-      const query = { fieldSelector: kind.fieldSelector };
-      const body = (await kubeGetJson(config, kind.path, query, controller.signal)) as {
-        metadata?: { resourceVersion?: string };
-        items?: unknown;
-      };
-      if (!Array.isArray(body?.items)) {
-        throw new KubeApiError(`GET ${kind.path}: the answer has no items list`);
-      }
-      logger.debug({ resource: kind.where, items: body.items.length }, "listed");
-      return {
-        ...body,
-        items: body.items.map((item) => adopt(kind, item)),
-      } as KubernetesListObject<KubernetesObject>;
-    } finally {
-      listAborts.delete(controller);
-    }
-  };
-
-  const scheduleRetry = (kind: KindState, delayMs: number, fresh: boolean) => {
-    if (kind.retryTimer !== undefined) clearTimeout(kind.retryTimer);
-    kind.retryTimer = setTimeout(() => {
-      kind.retryTimer = undefined;
-      if (stopped) return;
-      if (fresh || kind.informer === undefined) startInformer(kind);
-      else kind.informer.start().catch((error: unknown) => onError(kind, kind.generation, error));
-    }, delayMs);
-  };
-
-  /** Handles the informer's `error` event, after which it has stopped. */
-  const onError = (kind: KindState, generation: number, error: unknown) => {
-    if (stopped || generation !== kind.generation) return;
-    if (statusCodeOf(error) === 404) {
-      if (!kind.missing) {
-        logger.warn(
-          { resource: kind.where },
-          `the API server does not serve ${kind.resource.plural}; treating it as empty`,
-        );
-      }
-      kind.missing = true;
-      kind.listed = true;
-      kind.backoff.reset();
-      kind.problem = {
-        where: kind.where,
-        message:
-          `the API server does not serve ${kind.resource.plural} (${kind.apiVersion}); ` +
-          `is its CustomResourceDefinition installed? Treated as empty and tried again ` +
-          `every ${missingRetryMs} ms`,
-      };
-      const old = kind.informer;
-      kind.informer = undefined;
-      kind.generation++;
-      old?.stop().catch(() => {});
-      scheduleRetry(kind, missingRetryMs, true);
-      checkSynced();
-      scheduleChange();
-      return;
-    }
-    const delayMs = Math.round(kind.backoff.next());
-    kind.problem = {
-      where: kind.where,
-      message: `listing or watching failed: ${messageOf(error)}`,
-    };
-    logger.warn(
-      {
-        resource: kind.where,
-        attempt: kind.backoff.attempts,
-        retryInMs: delayMs,
-        err: messageOf(error),
-      },
-      "list or watch failed; retrying",
-    );
-    scheduleRetry(kind, delayMs, false);
-  };
-
-  let config: KubeConfig | undefined;
-  let HookedWatch: ReturnType<typeof defineHookedWatch> | undefined;
-  let client: ClientModule | undefined;
-
-  /** Creates and starts a fresh informer for a kind (its cache starts empty). */
-  const startInformer = (kind: KindState) => {
-    if (config === undefined || HookedWatch === undefined || client === undefined) return;
-    const kubeConfig = config;
-    const generation = ++kind.generation;
-    const active = () => !stopped && kind.generation === generation;
-    const watch = new HookedWatch(kubeConfig, {
-      active,
-      listed() {
-        kind.listed = true;
-        if (kind.missing) {
-          kind.missing = false;
-          kind.problem = undefined;
-          logger.info({ resource: kind.where }, "the API server serves the resource now");
-          scheduleChange();
-        }
-        checkSynced();
-      },
-      connected() {
-        kind.backoff.reset();
-        if (kind.problem !== undefined) {
-          kind.problem = undefined;
-          logger.info({ resource: kind.where }, "watching again");
-        }
-      },
-      errorEvent(code) {
-        if (code === 410) logger.info({ resource: kind.where }, "watch expired (410); re-listing");
-        else
-          logger.warn({ resource: kind.where, code }, "ERROR event on the watch; watching again");
-      },
-      adopt: (object) => adopt(kind, object),
-      quickEnds: createBackoff({ initialMs: initialDelayMs, maxMs: maxDelayMs }),
-      sleep,
-    });
-    const informer = new client.ListWatch<KubernetesObject>(
-      kind.path,
-      watch,
-      () => listKind(kind, kubeConfig),
-      false,
-      undefined,
-      kind.fieldSelector,
-    );
-    const changed = () => {
-      if (active()) scheduleChange();
-    };
-    informer.on("add", changed);
-    informer.on("update", changed);
-    informer.on("delete", changed);
-    informer.on("error", (error) => onError(kind, generation, error));
-    kind.informer = informer;
-    informer.start().catch((error: unknown) => onError(kind, generation, error));
-  };
-
   const launch = async () => {
     const loaded = await import("@kubernetes/client-node");
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(loaded, options.kubeconfig);
@@ -512,14 +211,25 @@ export function createKubernetesSource(options: KubernetesSourceOptions = {}): O
       throw new Error("the Kubernetes configuration has no current cluster");
     }
     if (stopped) return;
-    client = loaded;
-    config = kubeConfig;
-    HookedWatch = defineHookedWatch(loaded, watchTimeoutSeconds);
+    const context: InformerContext = {
+      client: loaded,
+      config: kubeConfig,
+      HookedWatch: defineHookedWatch(loaded, watchTimeoutSeconds),
+      logger,
+      initialDelayMs,
+      maxDelayMs,
+      missingRetryMs,
+      listAborts,
+      stopped: () => stopped,
+      sleep,
+      changed: scheduleChange,
+      checkSynced,
+    };
     logger.info(
       { server: kubeConfig.getCurrentCluster()?.server, namespace: namespace ?? "(all)" },
       "starting informers",
     );
-    for (const kind of kinds) startInformer(kind);
+    for (const kind of kinds) startInformer(context, kind);
   };
 
   return assembleObjectSource({
