@@ -43,11 +43,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Describes a value for a message: its type, or its text when a short scalar. */
+/**
+ * Describes a value for a message by its type only: problems are logged and
+ * served (GetConfigStatus), and a file in the wrong place may hold secrets,
+ * so no message ever quotes a file's content.
+ */
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
-  if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
   return `a ${typeof value}`;
 }
 
@@ -239,7 +242,12 @@ function documentLines(text: string): number[] | undefined {
  */
 export function parseManifestThoroughly(text: string, file: string): ParsedManifest {
   const lineCounter = new LineCounter();
-  const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+  const documents = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    // The library's warnings go to process.emitWarning and quote the content.
+    logLevel: "error",
+  });
   const objects: ParsedObject[] = [];
   const problems: SourceProblem[] = [];
   const lineOf = (offset: number) => lineCounter.linePos(offset).line;

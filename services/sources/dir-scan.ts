@@ -1,7 +1,8 @@
 /**
  * The directory scan of the `dir:PATH` source: which manifest files and
- * directories lie under the root (recursively, symbolic links followed, each
- * directory once), with each file's identity, size and times, so that the
+ * directories lie under the root (recursively, symbolic links followed while
+ * they stay inside the root, each directory once), with each file's identity,
+ * size and times, so that the
  * source re-reads only what changed. A later scan reuses the listings of the
  * directories that did not change, so a change in one directory costs a
  * listing of that directory, not of the whole tree.
@@ -10,8 +11,8 @@
  * `..data` and `..TIMESTAMP` entries of a mounted ConfigMap) and editor
  * leftovers (`*~`, `*.swp`, `#name#`) are skipped.
  */
-import { readdir, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, readdir, realpath, stat } from "node:fs/promises";
+import { isAbsolute, join, relative as relativePath, sep } from "node:path";
 import type { SourceProblem } from "./object-source.js";
 
 /** How many file system calls (stat, read) a scan has in flight at most. */
@@ -102,6 +103,19 @@ export interface ScanOptions {
   readonly dirty?: ReadonlySet<string>;
   /** Called before a directory is listed (to start watching it first). */
   readonly beforeList?: (directory: string, identity: string) => void;
+  /**
+   * Follow symbolic links that lead outside the root (default false: such a
+   * link is a problem and is not read, so a link cannot make the source read
+   * files its operator did not put under the directory).
+   */
+  readonly linksOutside?: boolean;
+}
+
+/** Reports whether the real path `target` is `root` or lies under it. */
+export function isInside(root: string, target: string): boolean {
+  const path = relativePath(root, target);
+  // `..data` (a ConfigMap's) is inside; `..` and `../x` are not.
+  return !isAbsolute(path) && path !== ".." && !path.startsWith(`..${sep}`);
 }
 
 /** `dev:inode` of a file or directory. */
@@ -123,6 +137,7 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
   const problems: SourceProblem[] = [];
   const listings = new Map<string, DirectoryListing>();
   const visited = new Set<string>();
+  const rootReal = await realpath(root);
 
   const record = (directory: string, listing: DirectoryListing): void => {
     directories.set(directory, listing.identity);
@@ -162,7 +177,18 @@ export async function scanDirectory(root: string, options: ScanOptions = {}): Pr
         const path = relative === "" ? name : `${relative}/${name}`;
         let stats: Awaited<ReturnType<typeof stat>>;
         try {
-          stats = await stat(absolute);
+          stats = await lstat(absolute);
+          if (stats.isSymbolicLink()) {
+            if (options.linksOutside !== true && !isInside(rootReal, await realpath(absolute))) {
+              problems.push({
+                where: path,
+                message:
+                  "a symbolic link to a path outside the source directory; it is not followed",
+              });
+              return;
+            }
+            stats = await stat(absolute);
+          }
         } catch {
           return; // removed meanwhile, or a dangling link (a ConfigMap swap in progress)
         }

@@ -10,8 +10,12 @@
  * - Hidden files and directories (names starting with `.`, which covers the
  *   `..data` and `..TIMESTAMP` entries of a mounted ConfigMap) and editor
  *   leftovers (`*~`, `*.swp`, `#name#`) are skipped. Symbolic links are
- *   followed, so a ConfigMap volume's `name.yaml -> ..data/name.yaml` files
- *   are read, and any event (including a `..data` swap) triggers a rescan.
+ *   followed while they stay inside the directory, so a ConfigMap volume's
+ *   `name.yaml -> ..data/name.yaml` files are read, and any event (including
+ *   a `..data` swap) triggers a rescan; a link that leads outside is a
+ *   problem and is not read (unless `linksOutside`).
+ * - No problem message quotes a file's content (a misplaced file may hold
+ *   secrets): problems name the file, the line and what is wrong.
  * - A rescan stats every file and re-reads only those whose identity, size
  *   or times changed (several at a time); the snapshot is assembled again
  *   only when a file was re-read or removed, and listeners are told only
@@ -66,6 +70,12 @@ export interface DirSourceOptions {
    * the watcher missed (default 60000 ms; 0 turns it off).
    */
   readonly resyncIntervalMs?: number;
+  /**
+   * Follow symbolic links that lead outside `path` (default false: such a
+   * link is reported as a problem and not read; the links of a mounted
+   * ConfigMap stay inside its directory and are followed).
+   */
+  readonly linksOutside?: boolean;
 }
 
 /**
@@ -104,6 +114,7 @@ export function createDirSource(options: DirSourceOptions): ObjectSource {
       found = await scanDirectory(root, {
         ...(work.full || lastScan === undefined ? {} : { previous: lastScan }),
         dirty: work.dirty,
+        linksOutside: options.linksOutside === true,
         ...(options.watch === false
           ? {}
           : { beforeList: (directory, identity) => watchers.watch(directory, identity) }),

@@ -236,6 +236,47 @@ describe("dir source", () => {
     expect(source.problems()).toEqual([]);
   });
 
+  it("does not follow links out of its directory unless told to, and never quotes content", async () => {
+    const outside = await tree({
+      "secret.yaml": service("outside", "leaked"),
+      "dir/other.yaml": service("outside", "also-leaked"),
+    });
+    const root = await tree({
+      "a.yaml": namespace("a"),
+      "inner/b.yaml": service("a", "b"),
+      "junk.yaml": "token-abc123-do-not-print\n",
+    });
+    await symlink(join(outside, "secret.yaml"), join(root, "escape.yaml"));
+    await symlink(join(outside, "dir"), join(root, "escape-dir"));
+    await symlink("inner/b.yaml", join(root, "inside-link.yaml"));
+    const { logger, lines } = captureLogger();
+    const source = await started({ path: root, logger });
+    // The link inside the directory is read (b twice: the first by path keeps it).
+    expect(ids(source)).toEqual(["Namespace/a", "Service/b"]);
+    const problems = source.problems();
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        {
+          where: "escape.yaml",
+          message: "a symbolic link to a path outside the source directory; it is not followed",
+        },
+        {
+          where: "escape-dir",
+          message: "a symbolic link to a path outside the source directory; it is not followed",
+        },
+        { where: "junk.yaml:1", message: "document 1 is a string, not a Kubernetes object" },
+      ]),
+    );
+    const printed = JSON.stringify([problems, lines]);
+    expect(printed).not.toContain("token-abc123");
+    expect(printed).not.toContain("leaked");
+
+    const followed = await started({ path: root, linksOutside: true });
+    expect(ids(followed)).toEqual(
+      expect.arrayContaining(["Service/leaked", "Service/also-leaked", "Service/b"]),
+    );
+  });
+
   it("polls instead of watching when asked to", async () => {
     const root = await tree({ "a.yaml": namespace("a") });
     const source = await started({ path: root, watch: false, pollIntervalMs: 25 });

@@ -114,7 +114,7 @@ describe("parseManifest", () => {
     expect(problems).toEqual([
       {
         where: "x.yaml:1",
-        message: 'document 1 is the string "just a string", not a Kubernetes object',
+        message: "document 1 is a string, not a Kubernetes object",
       },
       { where: "x.yaml:3", message: "document 2 is a list, not a Kubernetes object" },
       { where: "x.yaml:5", message: "document 3 has no kind" },

@@ -15,6 +15,7 @@ import {
   planReads,
 } from "../../services/sources/dir-files.js";
 import type { ParsedObject } from "../../services/sources/dir-parse.js";
+import { isInside } from "../../services/sources/dir-scan.js";
 import { debounceDelay } from "../../services/sources/dir-schedule.js";
 
 const signatures = (entries: Record<string, string>) =>
@@ -241,4 +242,19 @@ describe("debounceDelay", () => {
       expect(debounceDelay(now, first, debounceMs)).toBe(delay);
     });
   }
+});
+
+describe("isInside", () => {
+  it.each([
+    ["/r", "/r", true],
+    ["/r", "/r/a.yaml", true],
+    ["/r", "/r/..data/a.yaml", true],
+    ["/r", "/r/..2026_01_01/a.yaml", true],
+    ["/r", "/", false],
+    ["/r", "/rx/a.yaml", false],
+    ["/r", "/etc/passwd", false],
+    ["/r/sub", "/r/a.yaml", false],
+  ])("%s contains %s: %s", (root, target, inside) => {
+    expect(isInside(root, target)).toBe(inside);
+  });
 });
