@@ -30,7 +30,6 @@ import {
 } from "../../gen/aether/registry/v1/config_service_pb.js";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportPolicy } from "../common/import-policy.js";
-import { parseVersion } from "../common/projection-version.js";
 import { checkClusterName, checkServiceName } from "../common/service-name.js";
 import { createAsyncQueue, QueueOverflowError } from "../runtime/async-queue.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
@@ -51,6 +50,7 @@ import {
   queryFingerprint,
 } from "./page-token.js";
 import type { RegistrarMetrics } from "./registrar-metrics.js";
+import { summarizeStatus } from "./status-summary.js";
 import {
   type ConfigStore,
   StoreCompactedError,
@@ -627,59 +627,21 @@ export function createConfigService(
         Code.Unavailable,
       );
     }
-    const entries = cache.entries();
-    const resolution = policy.resolve(entries);
-    const origins = new Map<
-      string,
-      { count: number; newest: string; oldest: string; newestNs: bigint; oldestNs: bigint }
-    >();
-    for (const entry of entries) {
-      const ns = parseVersion(entry.projection.version);
-      let summary = origins.get(entry.origin);
-      if (summary === undefined) {
-        summary = { count: 0, newest: "", oldest: "", newestNs: -1n, oldestNs: -1n };
-        origins.set(entry.origin, summary);
-      }
-      summary.count++;
-      if (ns !== undefined) {
-        if (summary.newestNs < 0n || ns > summary.newestNs) {
-          summary.newestNs = ns;
-          summary.newest = entry.projection.version;
-        }
-        if (summary.oldestNs < 0n || ns < summary.oldestNs) {
-          summary.oldestNs = ns;
-          summary.oldest = entry.projection.version;
-        }
-      }
-    }
+    const summary = summarizeStatus({
+      entries: cache.entries(),
+      rejections: cache.rejections(),
+      conflicts: cache.conflicts(),
+      controlCluster: policy.controlCluster,
+    });
     return create(GetConfigStatusResponseSchema, {
       cluster: options.origin,
       controlCluster: policy.controlCluster ?? "",
       store: options.storeKind ?? store.kind,
       synced: true,
       revision: BigInt(cache.revision),
-      origins: [...origins.keys()].sort().map((origin) => {
-        const summary = origins.get(origin) as { count: number; newest: string; oldest: string };
-        return {
-          origin,
-          projections: summary.count,
-          newestVersion: summary.newest,
-          oldestVersion: summary.oldest,
-          trusted: policy.controlCluster === undefined || policy.controlCluster === origin,
-        };
-      }),
-      rejections: resolution.rejections.map((r) => ({
-        service: r.candidate.service,
-        originCluster: r.candidate.origin,
-        reason: r.reason,
-        message: r.message,
-      })),
-      conflicts: resolution.conflicts.map((c) => ({
-        service: c.service,
-        winnerOrigin: c.winner.origin,
-        winnerVersion: c.winner.projection.version,
-        loserOrigins: c.losers.map((l) => l.origin),
-      })),
+      origins: summary.origins,
+      rejections: summary.rejections,
+      conflicts: summary.conflicts,
       export: options.exportStatus?.() ?? {
         enabled: false,
         disabledReason: "no --export-source configured",
