@@ -10,12 +10,10 @@
  * protobuf binary codec carries their stored bytes (see
  * `encoded-messages.ts`), and only a JSON response decodes them.
  */
-import { setMaxListeners } from "node:events";
 import { create, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   type ConfigService,
-  type ConfigView,
   type ExportStatus,
   type GetConfigStatusResponse,
   GetConfigStatusResponseSchema,
@@ -25,20 +23,11 @@ import {
   type ListConfigRequest,
   type ListConfigResponse,
   ListConfigResponseSchema,
-  type WatchConfigResponse,
-  WatchConfigResponseSchema,
-  WatchEventType,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
 import type { ImportPolicy } from "../common/import-policy.js";
 import { parseVersion } from "../common/projection-version.js";
-import { createAsyncQueue, QueueOverflowError } from "../runtime/async-queue.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
-import {
-  type CachedProjection,
-  type CacheEvent,
-  type ConfigCache,
-  decodeCachedProjection,
-} from "./config-cache.js";
+import type { ConfigCache } from "./config-cache.js";
 import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
 import { createKeptListings } from "./kept-listings.js";
 import { createListing } from "./listing.js";
@@ -46,9 +35,7 @@ import type { RegistrarMetrics } from "./registrar-metrics.js";
 import {
   checkListAllConfigRequest,
   checkListConfigRequest,
-  checkServices,
-  checkView,
-  invalid,
+  checkWatchConfigRequest,
 } from "./request-checks.js";
 import {
   type ConfigStore,
@@ -56,6 +43,7 @@ import {
   type StoredProjection,
   StoreUnavailableError,
 } from "./store/config-store.js";
+import { createWatchStreams } from "./watch-stream.js";
 
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_REQUEST_SERVICES } from "./request-checks.js";
 
@@ -136,42 +124,6 @@ function withProjections<T extends ListAllConfigResponse | ListConfigResponse>(
   );
 }
 
-/**
- * Returns a watch response carrying `entry` as its projection: its stored
- * bytes when the stream is binary, the decoded message otherwise.
- */
-function withProjection(
-  response: WatchConfigResponse,
-  entry: CachedProjection | undefined,
-  binary: boolean,
-): WatchConfigResponse {
-  if (entry === undefined) return response;
-  if (!binary) {
-    response.projection = decodeCachedProjection(entry);
-    return response;
-  }
-  return withEncodedMessages(response, WatchConfigResponseSchema.field.projection, [entry.value]);
-}
-
-/**
- * Resolves when the cache first syncs, when it gives up starting (the store is
- * unavailable), or when a signal aborts, whichever comes first.
- */
-async function waitUntilSynced(
-  cache: ConfigCache,
-  signals: readonly (AbortSignal | undefined)[],
-): Promise<void> {
-  const live = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-  if (live.some((signal) => signal.aborted)) return;
-  const aborted = AbortSignal.any(live);
-  await Promise.race([
-    cache.whenSettled(),
-    new Promise<void>((resolve) =>
-      aborted.addEventListener("abort", () => resolve(), { once: true }),
-    ),
-  ]);
-}
-
 /** Creates the ConfigService handlers for `router.service(ConfigService, …)`. */
 export function createConfigService(
   options: ConfigServiceOptions,
@@ -184,10 +136,13 @@ export function createConfigService(
     policy,
     kept: createKeptListings({ capacity: KEPT_LISTINGS, ttlMs: KEPT_LISTING_TTL_MS }),
   });
-  const keepaliveMs = options.keepaliveMs ?? 15_000;
-  const maxBacklog = options.maxStreamBacklog ?? 50_000;
-  // Every open watch stream listens for the drain: thousands of listeners are expected.
-  if (options.drainSignal !== undefined) setMaxListeners(0, options.drainSignal);
+  const watches = createWatchStreams({
+    cache,
+    drainSignal: options.drainSignal,
+    keepaliveMs: options.keepaliveMs,
+    maxBacklog: options.maxStreamBacklog,
+    metrics,
+  });
 
   async function listConfig(
     request: ListConfigRequest,
@@ -217,94 +172,6 @@ export function createConfigService(
       revision: BigInt(page.revision),
     });
     return withProjections(response, page.entries, binary);
-  }
-
-  function toWatchResponse(event: CacheEvent, binary: boolean): WatchConfigResponse {
-    const response = create(WatchConfigResponseSchema, {
-      type: event.type === "upsert" ? WatchEventType.UPSERT : WatchEventType.DELETE,
-      service: event.service,
-      originCluster: event.origin,
-      revision: BigInt(event.revision),
-    });
-    return withProjection(response, event.entry, binary);
-  }
-
-  async function* watchConfig(
-    services: readonly string[],
-    resumeRevision: bigint,
-    viewRequest: ConfigView,
-    signal: AbortSignal,
-    binary: boolean,
-  ): AsyncGenerator<WatchConfigResponse> {
-    const serviceSet = checkServices(services);
-    const view = checkView(viewRequest);
-    if (resumeRevision < 0n) throw invalid(`resume_revision ${resumeRevision} is negative`);
-    const resume = resumeRevision > BigInt(Number.MAX_SAFE_INTEGER) ? 0 : Number(resumeRevision);
-
-    if (cache.state === "starting") {
-      // Right after start the cache is still listing: wait for it rather than
-      // failing the stream (a store that is down fails it below instead).
-      await waitUntilSynced(cache, [signal, options.drainSignal]);
-    }
-    const queue = createAsyncQueue<WatchConfigResponse>(maxBacklog);
-    const subscription = cache.subscribe({
-      services: serviceSet,
-      view,
-      resumeRevision: resume,
-      onEvents: (events) => queue.push(...events.map((event) => toWatchResponse(event, binary))),
-      onClose: (error) => queue.fail(new ConnectError(error.message, Code.Unavailable)),
-    });
-    const end = () => queue.close();
-    signal.addEventListener("abort", end);
-    options.drainSignal?.addEventListener("abort", end);
-    if (options.drainSignal?.aborted) end();
-    const keepalive = setInterval(() => {
-      if (queue.size === 0) {
-        queue.push(
-          create(WatchConfigResponseSchema, {
-            type: WatchEventType.KEEPALIVE,
-            revision: BigInt(cache.revision),
-          }),
-        );
-      }
-    }, keepaliveMs);
-    metrics?.addWatchStreams(1);
-    try {
-      const initial = subscription.initial;
-      if (initial.kind === "snapshot") {
-        for (const entry of initial.entries) {
-          const response = create(WatchConfigResponseSchema, {
-            type: WatchEventType.SNAPSHOT,
-            service: entry.service,
-            originCluster: entry.origin,
-            revision: BigInt(initial.revision),
-          });
-          yield withProjection(response, entry, binary);
-        }
-      } else {
-        for (const event of initial.events) yield toWatchResponse(event, binary);
-      }
-      yield create(WatchConfigResponseSchema, {
-        type: WatchEventType.SYNCED,
-        revision: BigInt(initial.revision),
-        resumed: initial.kind === "replay",
-      });
-      for await (const response of queue) yield response;
-    } catch (error) {
-      if (error instanceof QueueOverflowError) {
-        throw new ConnectError(
-          `the stream fell more than ${maxBacklog} events behind; resume from the last revision applied`,
-          Code.ResourceExhausted,
-        );
-      }
-      throw error;
-    } finally {
-      clearInterval(keepalive);
-      subscription.unsubscribe();
-      signal.removeEventListener("abort", end);
-      options.drainSignal?.removeEventListener("abort", end);
-      metrics?.addWatchStreams(-1);
-    }
   }
 
   async function unary<T>(method: string, run: () => Promise<T>): Promise<T> {
@@ -401,13 +268,8 @@ export function createConfigService(
     async *watchConfig(request, context: HandlerContext) {
       let code = "ok";
       try {
-        yield* watchConfig(
-          request.services,
-          request.resumeRevision,
-          request.view,
-          context.signal,
-          usesBinaryCodec(context),
-        );
+        const query = checkWatchConfigRequest(request);
+        yield* watches.open(query, context.signal, usesBinaryCodec(context));
       } catch (error) {
         const connectError = toConnectError(error, logger);
         code = Code[connectError.code] ?? "unknown";
