@@ -45,6 +45,7 @@ import {
 } from "./store/config-store.js";
 import { createWatchStreams } from "./watch-stream.js";
 
+/** The request limits (see `request-checks.ts`), exported here too, where callers have always imported them. */
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_REQUEST_SERVICES } from "./request-checks.js";
 
 /** Options of {@link createConfigService}. */
