@@ -108,6 +108,15 @@ export interface ImportPolicy {
    * `b`. Both must have passed {@link ImportPolicy.check}.
    */
   compare(a: PolicyCandidate, b: PolicyCandidate): number;
+  /**
+   * Ranks the acceptable candidates of one service, best first: the first is
+   * the winner (see {@link ImportPolicy.resolve}), the rest lose in that
+   * order. Every candidate must have passed {@link ImportPolicy.check} and
+   * come from a distinct origin; the order does not depend on input order.
+   * Returns a new array (empty for no candidates). This is where "who wins"
+   * is decided: `resolve` and the registrar's cache both rank through it.
+   */
+  rank<T extends PolicyCandidate>(candidates: Iterable<T>): T[];
 }
 
 /** Creates the import policy for a topology. */
@@ -153,6 +162,10 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
     return a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0;
   }
 
+  function rank<T extends PolicyCandidate>(candidates: Iterable<T>): T[] {
+    return [...candidates].sort(compare);
+  }
+
   function resolve<T extends PolicyCandidate>(candidates: Iterable<T>): ImportResolution<T> {
     const rejections: ImportRejection<T>[] = [];
     const byService = new Map<string, T[]>();
@@ -169,13 +182,12 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
     const winners = new Map<string, T>();
     const conflicts: ImportConflict<T>[] = [];
     for (const service of [...byService.keys()].sort()) {
-      const ranked = (byService.get(service) as T[]).slice().sort(compare);
-      const [winner, ...losers] = ranked as [T, ...T[]];
+      const [winner, ...losers] = rank(byService.get(service) as T[]) as [T, ...T[]];
       winners.set(service, winner);
       if (losers.length > 0) conflicts.push({ service, winner, losers });
     }
     return { winners, rejections, conflicts };
   }
 
-  return { controlCluster, check, resolve, compare };
+  return { controlCluster, check, resolve, compare, rank };
 }

@@ -6,20 +6,24 @@
  * streams), in the manner of go-control-plane's snapshot cache and Cilium's
  * kvstore watch store: list, then watch, an explicit synced state, and a
  * re-list that sweeps stale entries after the store was lost.
+ *
+ * This file is the shell: the connect loop (list, watch, ping, back off), the
+ * state and its waiters, and the fan-out to subscribers. What it holds lives
+ * in two synchronous, timer-free cores: the projection index
+ * (`projection-index.ts`) and the change log (`change-log.ts`).
  */
-import { fromBinary } from "@bufbuild/protobuf";
-import {
-  type ServiceConfigProjection,
-  ServiceConfigProjectionSchema,
-} from "../../gen/aether/registry/v1/projection_pb.js";
-import type {
-  ImportPolicy,
-  ImportRejection,
-  ImportRejectionReason,
-  ProjectionHeader,
-} from "../common/import-policy.js";
+import type { ImportConflict, ImportPolicy, ImportRejection } from "../common/import-policy.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import { wakeableSleep } from "../runtime/sleep.js";
+import { type CachedProjection, toCachedProjection } from "./cached-projection.js";
+import { createChangeLog, eventsFor } from "./change-log.js";
+import {
+  type CacheEvent,
+  type CacheView,
+  type ChangeRecord,
+  createProjectionIndex,
+  type IndexStats,
+} from "./projection-index.js";
 import {
   type ConfigStore,
   type StoredProjection,
@@ -28,59 +32,8 @@ import {
   type StoreWatch,
 } from "./store/config-store.js";
 
-/**
- * What the cache keeps of one stored projection: the origin and service of its
- * key, its revision, the projection's service and version (all the import
- * policy reads) and its binary encoding. The message itself is not kept
- * (decoded, it takes some fifteen times the memory of its encoding): a
- * consumer that needs it decodes `value` ({@link decodeCachedProjection}), and
- * one that sends protobuf binary sends `value` as it is.
- */
-export interface CachedProjection {
-  /** The origin cluster, from the key path. */
-  readonly origin: string;
-  /** The service (`namespace/name`), from the key path. */
-  readonly service: string;
-  /** The projection's service (equal to `service`) and version. */
-  readonly projection: ProjectionHeader;
-  /** The projection's binary encoding, `originCluster` stamped from the key. */
-  readonly value: Uint8Array;
-  /** The store revision at which the value was last written. */
-  readonly modRevision: number;
-}
-
-/** Decodes the projection a cache entry holds (its value decoded when the store read it). */
-export function decodeCachedProjection(entry: CachedProjection): ServiceConfigProjection {
-  return fromBinary(ServiceConfigProjectionSchema, entry.value);
-}
-
-/** What the cache keeps of a stored projection (see {@link CachedProjection}). */
-function toCached(entry: StoredProjection): CachedProjection {
-  return {
-    origin: entry.origin,
-    service: entry.service,
-    projection: { service: entry.service, version: entry.version },
-    value: entry.value,
-    modRevision: entry.modRevision,
-  };
-}
-
-/** Which projections a subscriber sees: every origin's, or one winner per service. */
-export type CacheView = "effective" | "all";
-
-/** One change as the cache reports it to subscribers. */
-export interface CacheEvent {
-  /** `upsert` (created or changed) or `delete`. */
-  readonly type: "upsert" | "delete";
-  /** The origin of the projection the event is about. */
-  readonly origin: string;
-  /** The service the event is about. */
-  readonly service: string;
-  /** The projection (upsert only). */
-  readonly entry?: CachedProjection;
-  /** The store revision of the change. */
-  readonly revision: number;
-}
+export { type CachedProjection, decodeCachedProjection } from "./cached-projection.js";
+export type { CacheEvent, CacheView } from "./projection-index.js";
 
 /** The state of the cache. */
 export type CacheState = "starting" | "synced" | "unavailable" | "stopped";
@@ -126,24 +79,19 @@ export interface Subscription {
   unsubscribe(): void;
 }
 
-/** Counts the cache exposes for metrics and status. */
-export interface CacheStats {
-  /** Stored projections of every origin. */
-  readonly projections: number;
-  /** Services with an effective (trusted, winning) projection. */
-  readonly effectiveServices: number;
-  /** Services that more than one trusted origin exports. */
-  readonly conflicts: number;
-  /** Projections currently rejected by the import policy, by reason. */
-  readonly rejected: ReadonlyMap<ImportRejectionReason, number>;
+/** Counts the cache exposes for metrics and status: the index's, and its subscribers. */
+export interface CacheStats extends IndexStats {
   /** Active subscriptions. */
   readonly subscribers: number;
 }
 
+/** All the cache needs of the store: to list it, watch it from a revision, and ping it. */
+export type CacheStore = Pick<ConfigStore, "list" | "watch" | "ping">;
+
 /** Options of {@link createConfigCache}. */
 export interface ConfigCacheOptions {
   /** The store to follow. */
-  readonly store: ConfigStore;
+  readonly store: CacheStore;
   /** The import policy for the effective view. */
   readonly policy: ImportPolicy;
   /** Logger; silent by default. */
@@ -166,7 +114,7 @@ export interface ConfigCache {
   readonly state: CacheState;
   /** The store revision the cache is consistent with (0 before the first sync). */
   readonly revision: number;
-  /** Why the store is unavailable, while it is. */
+  /** Why the store is unavailable, while it is (and after a stop while it was). */
   readonly lastError: Error | undefined;
   /** Starts following the store (list, then watch, retrying forever). */
   start(): void;
@@ -198,81 +146,63 @@ export interface ConfigCache {
   stats(): CacheStats;
   /** The rejections currently in force, by service then origin. */
   rejections(): ImportRejection<CachedProjection>[];
+  /**
+   * The services more than one trusted origin exports, by service: the winner
+   * and the trusted losers, best first (see `ProjectionIndex.conflicts`).
+   */
+  conflicts(): ImportConflict<CachedProjection>[];
   /** Every stored projection of every origin, by service then origin. */
   entries(): CachedProjection[];
 }
 
-/** A change the cache applies: a store event with the entry in the cache's form. */
-type CacheChange =
-  | { readonly type: "put"; readonly entry: CachedProjection; readonly revision: number }
-  | {
-      readonly type: "delete";
-      readonly origin: string;
-      readonly service: string;
-      readonly revision: number;
-    };
-
-interface ChangeRecord {
-  readonly revision: number;
-  readonly raw: CacheEvent;
-  readonly effective: CacheEvent | undefined;
-}
+/**
+ * Where the connection to the store is: the public state, and what the phase
+ * owns. While following, `synced` owns the store watch and its pinger; while
+ * backing off, `unavailable` owns the retry timer; `interrupt` ends either
+ * early and releases what it owns (stop() calls it). While the loop lists,
+ * the state is the one it had (`starting`; `synced` after a compaction;
+ * `unavailable` after a loss), with nothing to interrupt.
+ */
+type Connection =
+  | { readonly state: "starting" }
+  | { readonly state: "synced"; readonly interrupt?: () => void }
+  | { readonly state: "unavailable"; readonly error: Error; readonly interrupt?: () => void }
+  | { readonly state: "stopped"; readonly error: Error | undefined };
 
 interface Subscriber {
   readonly options: SubscribeOptions;
   active: boolean;
 }
 
-const entryKey = (origin: string, service: string) => `${origin}\u0000${service}`;
-
-/** The index of the first record with a revision at or above `revision` (records are in revision order). */
-function lowerBoundRevision(records: readonly ChangeRecord[], revision: number): number {
-  let low = 0;
-  let high = records.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if ((records[mid] as ChangeRecord).revision < revision) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-/** The upsert event of `entry` at `revision`. */
-function upsertOf(entry: CachedProjection, revision: number): CacheEvent {
-  return { type: "upsert", origin: entry.origin, service: entry.service, entry, revision };
-}
-
-function byServiceThenOrigin(a: CachedProjection, b: CachedProjection): number {
-  if (a.service !== b.service) return a.service < b.service ? -1 : 1;
-  return a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0;
-}
-
 /** Creates a cache over a store; call `start()` to begin following it. */
 export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   const { store, policy } = options;
   const logger = options.logger ?? createSilentLogger();
-  const historyLimit = options.historyLimit ?? 10_000;
   const pingIntervalMs = options.pingIntervalMs ?? 2_000;
   const retryMinMs = options.retryMinMs ?? 200;
   const retryMaxMs = options.retryMaxMs ?? 5_000;
 
-  const all = new Map<string, CachedProjection>();
-  const byService = new Map<string, Map<string, CachedProjection>>();
-  const effective = new Map<string, CachedProjection>();
-  const rejected = new Map<string, ImportRejection<CachedProjection>>();
+  const index = createProjectionIndex({
+    policy,
+    onRejection(rejection) {
+      const { origin, service } = rejection.candidate;
+      logger.warn({ origin, service, reason: rejection.reason }, rejection.message);
+      options.onRejection?.(rejection);
+    },
+  });
+  const log = createChangeLog({ limit: options.historyLimit ?? 10_000 });
   const subscribers = new Set<Subscriber>();
-  let history: ChangeRecord[] = [];
-  /** Every change after this revision is in `history`. */
-  let replayFrom = 0;
   let revision = 0;
-  let state: CacheState = "starting";
-  let lastError: Error | undefined;
+  let conn: Connection = { state: "starting" };
   let everSynced = false;
-  let running = false;
-  let wake: (() => void) | undefined;
   let loop: Promise<void> | undefined;
   let syncedWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   let settledWaiters: (() => void)[] = [];
+
+  // Read through functions, so that checks after an await see the current value.
+  const stopped = (): boolean => conn.state === "stopped";
+  const lastError = (): Error | undefined =>
+    conn.state === "unavailable" || conn.state === "stopped" ? conn.error : undefined;
 
   function settle(): void {
     const waiters = settledWaiters;
@@ -280,138 +210,12 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     for (const resolve of waiters) resolve();
   }
 
-  function recordRejection(entry: CachedProjection): void {
-    const key = entryKey(entry.origin, entry.service);
-    const rejection = policy.check(entry);
-    if (rejection === undefined) {
-      rejected.delete(key);
-      return;
-    }
-    const previous = rejected.get(key);
-    rejected.set(key, rejection);
-    if (previous?.candidate.modRevision !== entry.modRevision) {
-      logger.warn(
-        { origin: entry.origin, service: entry.service, reason: rejection.reason },
-        rejection.message,
-      );
-      options.onRejection?.(rejection);
-    }
-  }
-
-  function winnerOf(service: string): CachedProjection | undefined {
-    const candidates = byService.get(service);
-    if (candidates === undefined) return undefined;
-    let best: CachedProjection | undefined;
-    for (const candidate of candidates.values()) {
-      if (rejected.has(entryKey(candidate.origin, candidate.service))) continue;
-      if (best === undefined || policy.compare(candidate, best) < 0) best = candidate;
-    }
-    return best;
-  }
-
-  /** Applies one change to the maps; returns the record of what subscribers see. */
-  function apply(event: CacheChange): ChangeRecord {
-    const origin = event.type === "put" ? event.entry.origin : event.origin;
-    const service = event.type === "put" ? event.entry.service : event.service;
-    const key = entryKey(origin, service);
-    let raw: CacheEvent;
-    if (event.type === "put") {
-      all.set(key, event.entry);
-      let perOrigin = byService.get(service);
-      if (perOrigin === undefined) {
-        perOrigin = new Map();
-        byService.set(service, perOrigin);
-      }
-      perOrigin.set(origin, event.entry);
-      recordRejection(event.entry);
-      raw = { type: "upsert", origin, service, entry: event.entry, revision: event.revision };
-    } else {
-      all.delete(key);
-      rejected.delete(key);
-      const perOrigin = byService.get(service);
-      perOrigin?.delete(origin);
-      if (perOrigin?.size === 0) byService.delete(service);
-      raw = { type: "delete", origin, service, revision: event.revision };
-    }
-    const before = effective.get(service);
-    const after = winnerOf(service);
-    let effectiveEvent: CacheEvent | undefined;
-    if (after === undefined) {
-      if (before !== undefined) {
-        effective.delete(service);
-        effectiveEvent = {
-          type: "delete",
-          origin: before.origin,
-          service,
-          revision: event.revision,
-        };
-      }
-    } else if (before !== after) {
-      effective.set(service, after);
-      effectiveEvent = {
-        type: "upsert",
-        origin: after.origin,
-        service,
-        entry: after,
-        revision: event.revision,
-      };
-    }
-    return { revision: event.revision, raw, effective: effectiveEvent };
-  }
-
-  /**
-   * Appends to the history and trims it to `historyLimit` records once it has
-   * twice that many. A trim never splits a revision: the records of one
-   * revision (a batched write, a re-list) are kept or dropped together, so a
-   * replay from a revision in the history can always send all of it.
-   */
-  function remember(records: ChangeRecord[]): void {
-    history.push(...records);
-    if (history.length > historyLimit * 2) {
-      let dropped = history.length - historyLimit;
-      const kept = (history[dropped] as ChangeRecord).revision;
-      while (dropped > 0 && (history[dropped - 1] as ChangeRecord).revision === kept) dropped--;
-      if (dropped === 0) return;
-      replayFrom = Math.max(replayFrom, (history[dropped - 1] as ChangeRecord).revision);
-      history = history.slice(dropped);
-    }
-  }
-
-  /**
-   * Returns the records a subscriber resuming after `resume` must apply: every
-   * record after it, and also the records of `resume` itself when that
-   * revision holds several (a batched write or a re-list). A client resumes
-   * from the revision of the last event it applied, and a stream may have
-   * ended between two events of one revision; sending the whole revision again
-   * is harmless, since applying an upsert or a delete twice changes nothing.
-   */
-  function recordsToReplay(resume: number): ChangeRecord[] {
-    let start = lowerBoundRevision(history, resume);
-    const atResume = lowerBoundRevision(history, resume + 1) - start;
-    if (atResume < 2) start += atResume;
-    return history.slice(start);
-  }
-
-  function matches(sub: Subscriber, event: CacheEvent): boolean {
-    const services = sub.options.services;
-    return services === undefined || services.size === 0 || services.has(event.service);
-  }
-
-  function eventsFor(sub: Subscriber, records: readonly ChangeRecord[]): CacheEvent[] {
-    const out: CacheEvent[] = [];
-    for (const record of records) {
-      const event = sub.options.view === "all" ? record.raw : record.effective;
-      if (event !== undefined && matches(sub, event)) out.push(event);
-    }
-    return out;
-  }
-
-  function publish(records: ChangeRecord[]): void {
+  function publish(records: readonly ChangeRecord[]): void {
     if (records.length === 0) return;
-    remember(records);
+    log.remember(records);
     for (const sub of subscribers) {
       if (!sub.active) continue;
-      const events = eventsFor(sub, records);
+      const events = eventsFor(records, sub.options);
       if (events.length === 0) continue;
       try {
         sub.options.onEvents(events);
@@ -425,51 +229,28 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
 
   function onStoreEvents(events: StoreEvent[]): void {
     const records = events.map((event) =>
-      apply(event.type === "put" ? { ...event, entry: toCached(event.entry) } : event),
+      index.apply(
+        event.type === "put" ? { ...event, entry: toCachedProjection(event.entry) } : event,
+      ),
     );
     const last = events[events.length - 1];
     if (last !== undefined) revision = Math.max(revision, last.revision);
     publish(records);
   }
 
-  /** Replaces the maps with a fresh listing, publishing the difference (stale-then-sweep). */
+  /** Replaces the index with a fresh listing, publishing the difference (stale-then-sweep). */
   function resync(listed: StoredProjection[], listRevision: number): void {
-    const records: ChangeRecord[] = [];
-    const seen = new Set<string>();
-    const entries = listed.map(toCached);
-    for (const entry of entries) {
-      const key = entryKey(entry.origin, entry.service);
-      seen.add(key);
-      if (all.get(key)?.modRevision === entry.modRevision) continue;
-      records.push(apply({ type: "put", entry, revision: listRevision }));
-    }
-    for (const [key, stale] of [...all]) {
-      if (seen.has(key)) continue;
-      records.push(
-        apply({
-          type: "delete",
-          origin: stale.origin,
-          service: stale.service,
-          revision: listRevision,
-        }),
-      );
-    }
+    const entries = listed.map(toCachedProjection);
+    const records = index.resync(entries, listRevision);
     revision = Math.max(revision, listRevision);
     if (!everSynced) {
       // A client may resume from the listing's revision having seen only part of
       // a batch written at it: keep that batch's puts replayable (its deletes
       // cannot be known from a listing; the export controller never batches them).
       const atListRevision = entries.filter((entry) => entry.modRevision === listRevision);
-      replayFrom = listRevision;
-      remember(
-        atListRevision.length < 2
-          ? []
-          : atListRevision.map((entry) => ({
-              revision: listRevision,
-              raw: upsertOf(entry, listRevision),
-              effective:
-                effective.get(entry.service) === entry ? upsertOf(entry, listRevision) : undefined,
-            })),
+      log.restart(
+        listRevision,
+        atListRevision.map((entry) => index.upsertRecord(entry, listRevision)),
       );
     } else {
       publish(records);
@@ -486,12 +267,32 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     }
   }
 
-  function sleep(ms: number): Promise<void> {
+  /** Marks the cache synced after a listing and wakes whoever waits for it. */
+  function markSynced(): void {
+    everSynced = true;
+    conn = { state: "synced" };
+    settle();
+    logger.info({ revision, projections: index.stats().projections }, "config cache synced");
+    for (const waiter of syncedWaiters) waiter.resolve();
+    syncedWaiters = [];
+  }
+
+  /** Marks the store lost: closes the subscribers, which must re-subscribe once it is back. */
+  function markUnavailable(error: Error): void {
+    if (conn.state === "synced") {
+      logger.error({ err: error.message }, "store lost; closing watch streams until it is back");
+    }
+    conn = { state: "unavailable", error };
+    settle();
+    closeSubscribers(new StoreUnavailableError(`store unavailable: ${error.message}`));
+  }
+
+  /** Waits `ms` before the next attempt; stop() cuts it short. */
+  async function backOff(ms: number, error: Error): Promise<void> {
     const wait = wakeableSleep(ms);
-    wake = wait.wake;
-    return wait.done.finally(() => {
-      wake = undefined;
-    });
+    conn = { state: "unavailable", error, interrupt: wait.wake };
+    await wait.done;
+    if (!stopped()) conn = { state: "unavailable", error };
   }
 
   /** Follows the store from `from` until the watch fails or the store stops answering pings. */
@@ -504,17 +305,21 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
         if (done) return;
         done = true;
         if (pinger !== undefined) clearInterval(pinger);
-        wake = undefined;
         void watch?.cancel().catch(() => undefined);
         resolve(error);
       };
-      wake = () => finish(undefined);
+      conn = { state: "synced", interrupt: () => finish(undefined) };
       watch = store.watch(from, {
         onEvents: (events) => {
           if (!done) onStoreEvents(events);
         },
         onError: (error) => finish(error),
       });
+      if (done) {
+        // The watch failed before it returned: release it, and start no pinger.
+        void watch.cancel().catch(() => undefined);
+        return;
+      }
       let pinging = false;
       pinger = setInterval(() => {
         if (pinging || done) return;
@@ -535,106 +340,80 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
 
   async function run(): Promise<void> {
     let delay = retryMinMs;
-    while (running) {
+    while (!stopped()) {
       let error: Error | undefined;
       try {
         const listing = await store.list();
-        if (!running) return;
+        if (stopped()) return;
         resync(listing.entries, listing.revision);
-        everSynced = true;
-        state = "synced";
-        settle();
-        lastError = undefined;
+        markSynced();
         delay = retryMinMs;
-        logger.info({ revision: revision, projections: all.size }, "config cache synced");
-        for (const waiter of syncedWaiters) waiter.resolve();
-        syncedWaiters = [];
         error = await follow(listing.revision);
       } catch (caught) {
         error = caught instanceof Error ? caught : new Error(String(caught));
       }
-      if (!running) return;
+      if (stopped()) return;
       if (error === undefined) continue;
       if (error.name === "StoreCompactedError") {
         // The store compacted past our watch position: re-list without dropping anyone.
         logger.warn({ err: error.message }, "store watch compacted; re-listing");
+        if (conn.state === "synced") conn = { state: "synced" };
         continue;
       }
-      if (state === "synced") {
-        logger.error({ err: error.message }, "store lost; closing watch streams until it is back");
-      }
-      state = "unavailable";
-      lastError = error;
-      settle();
-      closeSubscribers(new StoreUnavailableError(`store unavailable: ${error.message}`));
-      const jittered = delay / 2 + Math.random() * (delay / 2);
-      await sleep(jittered);
+      markUnavailable(error);
+      await backOff(delay / 2 + Math.random() * (delay / 2), error);
       delay = Math.min(retryMaxMs, delay * 2);
     }
   }
 
+  /** Throws {@link StoreUnavailableError} unless the cache is synced. */
+  const checkSynced = (): void => {
+    if (conn.state === "synced") return;
+    const error = lastError();
+    throw new StoreUnavailableError(
+      error === undefined
+        ? "the registrar has not synced with the store yet"
+        : `store unavailable: ${error.message}`,
+    );
+  };
+
   /** See {@link ConfigCache.snapshot}. */
   const snapshot: ConfigCache["snapshot"] = (services, view) => {
     checkSynced();
-    const entries: CachedProjection[] = [];
-    if (services === undefined || services.size === 0) {
-      for (const entry of view === "all" ? all.values() : effective.values()) entries.push(entry);
-    } else {
-      // Through the per-service indexes: a filtered snapshot costs what it returns.
-      for (const service of services) {
-        if (view === "effective") {
-          const entry = effective.get(service);
-          if (entry !== undefined) entries.push(entry);
-        } else {
-          for (const entry of byService.get(service)?.values() ?? []) entries.push(entry);
-        }
-      }
-    }
-    entries.sort(byServiceThenOrigin);
-    return { entries, revision };
-  };
-
-  /** Throws {@link StoreUnavailableError} unless the cache is synced. */
-  const checkSynced = (): void => {
-    if (state === "synced") return;
-    throw new StoreUnavailableError(
-      lastError === undefined
-        ? "the registrar has not synced with the store yet"
-        : `store unavailable: ${lastError.message}`,
-    );
+    return { entries: index.snapshot(services, view), revision };
   };
 
   return {
     get state() {
-      return state;
+      return conn.state;
     },
     get revision() {
       return revision;
     },
     get lastError() {
-      return lastError;
+      return lastError();
     },
     start() {
-      if (running || state === "stopped") return;
-      running = true;
+      if (loop !== undefined || stopped()) return;
       loop = run().catch((error: unknown) => {
         logger.error({ err: error }, "config cache loop failed");
       });
     },
     whenSynced() {
       if (everSynced) return Promise.resolve();
-      if (state === "stopped") return Promise.reject(new Error("config cache stopped"));
+      if (stopped()) return Promise.reject(new Error("config cache stopped"));
       return new Promise((resolve, reject) => syncedWaiters.push({ resolve, reject }));
     },
     whenSettled() {
-      if (state !== "starting") return Promise.resolve();
+      if (conn.state !== "starting") return Promise.resolve();
       return new Promise((resolve) => settledWaiters.push(resolve));
     },
     async stop() {
-      running = false;
-      state = "stopped";
+      const interrupt =
+        conn.state === "synced" || conn.state === "unavailable" ? conn.interrupt : undefined;
+      conn = { state: "stopped", error: lastError() };
       settle();
-      wake?.();
+      interrupt?.();
       await loop;
       closeSubscribers(undefined);
       for (const waiter of syncedWaiters) waiter.reject(new Error("config cache stopped"));
@@ -645,13 +424,9 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       checkSynced();
       const sub: Subscriber = { options: subscribeOptions, active: true };
       const resume = subscribeOptions.resumeRevision;
-      const initial: InitialSync =
-        resume > 0 && resume >= replayFrom && resume <= revision
-          ? { kind: "replay", events: eventsFor(sub, recordsToReplay(resume)), revision }
-          : {
-              kind: "snapshot",
-              ...snapshot(subscribeOptions.services, subscribeOptions.view),
-            };
+      const initial: InitialSync = log.canReplay(resume, revision)
+        ? { kind: "replay", events: eventsFor(log.recordsToReplay(resume), sub.options), revision }
+        : { kind: "snapshot", ...snapshot(subscribeOptions.services, subscribeOptions.view) };
       subscribers.add(sub);
       return {
         initial,
@@ -662,31 +437,10 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       };
     },
     stats() {
-      const counts = new Map<ImportRejectionReason, number>();
-      for (const rejection of rejected.values()) {
-        counts.set(rejection.reason, (counts.get(rejection.reason) ?? 0) + 1);
-      }
-      let conflicts = 0;
-      for (const [service, perOrigin] of byService) {
-        let trusted = 0;
-        for (const origin of perOrigin.keys()) {
-          if (!rejected.has(entryKey(origin, service))) trusted++;
-        }
-        if (trusted > 1) conflicts++;
-      }
-      return {
-        projections: all.size,
-        effectiveServices: effective.size,
-        conflicts,
-        rejected: counts,
-        subscribers: subscribers.size,
-      };
+      return { ...index.stats(), subscribers: subscribers.size };
     },
-    rejections() {
-      return [...rejected.values()].sort((a, b) => byServiceThenOrigin(a.candidate, b.candidate));
-    },
-    entries() {
-      return [...all.values()].sort(byServiceThenOrigin);
-    },
+    rejections: () => index.rejections(),
+    conflicts: () => index.conflicts(),
+    entries: () => index.entries(),
   };
 }

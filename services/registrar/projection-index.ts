@@ -1,0 +1,304 @@
+/**
+ * The registrar's projection index: every origin's stored projections, by key
+ * and by service, with the import policy applied (the rejected ones, one
+ * winner per service, the services more than one trusted origin exports).
+ * Synchronous and timer-free: the config cache (`config-cache.ts`) feeds it
+ * the store's changes and fans the records it returns out to watch streams.
+ * A change costs what it touches (the entry and the other origins of its
+ * service), and a filtered read costs what it returns. Bytes pass through
+ * undecoded.
+ */
+import type {
+  ImportConflict,
+  ImportPolicy,
+  ImportRejection,
+  ImportRejectionReason,
+} from "../common/import-policy.js";
+import { byServiceThenOrigin, type CachedProjection } from "./cached-projection.js";
+
+/** Which projections a reader sees: every origin's, or one winner per service. */
+export type CacheView = "effective" | "all";
+
+/** One change as the cache reports it to subscribers. */
+export interface CacheEvent {
+  /** `upsert` (created or changed) or `delete`. */
+  readonly type: "upsert" | "delete";
+  /** The origin of the projection the event is about. */
+  readonly origin: string;
+  /** The service the event is about. */
+  readonly service: string;
+  /** The projection (upsert only). */
+  readonly entry?: CachedProjection;
+  /** The store revision of the change. */
+  readonly revision: number;
+}
+
+/** A change the index applies: a store event with the entry in the cache's form. */
+export type CacheChange =
+  | {
+      /** A projection was created or changed. */
+      readonly type: "put";
+      /** The new value. */
+      readonly entry: CachedProjection;
+      /** The store revision of the change. */
+      readonly revision: number;
+    }
+  | {
+      /** A projection was deleted. */
+      readonly type: "delete";
+      /** The origin, from the key path. */
+      readonly origin: string;
+      /** The service, from the key path. */
+      readonly service: string;
+      /** The store revision of the change. */
+      readonly revision: number;
+    };
+
+/**
+ * What one applied change means to each view: `raw` is the change itself
+ * (the ALL_ORIGINS view), `effective` the change of its service's winner, or
+ * undefined when the winner did not change (the EFFECTIVE view).
+ */
+export interface ChangeRecord {
+  /** The store revision of the change. */
+  readonly revision: number;
+  /** The change as every origin's view sees it. */
+  readonly raw: CacheEvent;
+  /** The change of the service's winner, if it changed. */
+  readonly effective: CacheEvent | undefined;
+}
+
+/** The index's counts. */
+export interface IndexStats {
+  /** Stored projections of every origin. */
+  readonly projections: number;
+  /** Services with an effective (trusted, winning) projection. */
+  readonly effectiveServices: number;
+  /** Services that more than one trusted origin exports. */
+  readonly conflicts: number;
+  /** Projections currently rejected by the import policy, by reason. */
+  readonly rejected: ReadonlyMap<ImportRejectionReason, number>;
+}
+
+/** Options of {@link createProjectionIndex}. */
+export interface ProjectionIndexOptions {
+  /** The import policy: who is trusted, and who wins a service. */
+  readonly policy: ImportPolicy;
+  /**
+   * Called synchronously, from `apply` or `resync`, for each projection the
+   * policy newly rejects: a new value, not the same value applied again. It
+   * must not call back into the index.
+   */
+  readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
+}
+
+/** The projection index; see the module comment. */
+export interface ProjectionIndex {
+  /**
+   * Applies one change and returns its record. A put replaces the origin's
+   * entry of the service (and checks it against the policy); a delete of an
+   * entry that is not there still yields a raw delete. Costs the entry and
+   * the other origins of its service.
+   */
+  apply(change: CacheChange): ChangeRecord;
+  /**
+   * Makes the index hold exactly `listing` (the store's state at `revision`),
+   * stale-then-sweep: a put at `revision` for each listed entry whose
+   * `modRevision` differs from the one held (or that is not held), then a
+   * delete at `revision` for each held entry the listing lacks. Returns the
+   * records of those changes, in that order; an entry listed unchanged
+   * yields none and stays the object already held.
+   */
+  resync(listing: readonly CachedProjection[], revision: number): ChangeRecord[];
+  /**
+   * The record of `entry` as an upsert at `revision`, as the index stands:
+   * its raw upsert, and its effective upsert when `entry` (this object) is
+   * its service's winner. Changes nothing; for the change log's records of a
+   * listing's own revision.
+   */
+  upsertRecord(entry: CachedProjection, revision: number): ChangeRecord;
+  /**
+   * The projections of `services` (every service when undefined or empty) in
+   * `view`, by service then origin. A filtered snapshot goes through the
+   * per-service indexes, so it costs what it returns.
+   */
+  snapshot(services: ReadonlySet<string> | undefined, view: CacheView): CachedProjection[];
+  /** The current counts. */
+  stats(): IndexStats;
+  /** The rejections currently in force, by service then origin. */
+  rejections(): ImportRejection<CachedProjection>[];
+  /**
+   * The services more than one trusted origin exports, by service: the
+   * winner (the effective entry) and the trusted losers, best first, as the
+   * policy ranks them. Costs the conflicted services, not every entry.
+   */
+  conflicts(): ImportConflict<CachedProjection>[];
+  /** Every stored projection of every origin, by service then origin. */
+  entries(): CachedProjection[];
+}
+
+const entryKey = (origin: string, service: string) => `${origin}\u0000${service}`;
+
+/** The upsert event of `entry` at `revision`. */
+function upsertOf(entry: CachedProjection, revision: number): CacheEvent {
+  return { type: "upsert", origin: entry.origin, service: entry.service, entry, revision };
+}
+
+/** Creates an empty index under `options.policy`. */
+export function createProjectionIndex(options: ProjectionIndexOptions): ProjectionIndex {
+  const { policy } = options;
+  /** Every entry, by origin and service. */
+  const all = new Map<string, CachedProjection>();
+  /** Every entry, by service, then origin. */
+  const byService = new Map<string, Map<string, CachedProjection>>();
+  /** The winner of each service with a trusted entry. */
+  const effective = new Map<string, CachedProjection>();
+  /** The rejection of each rejected entry, by origin and service. */
+  const rejected = new Map<string, ImportRejection<CachedProjection>>();
+  /** The services with more than one trusted entry. */
+  const conflicted = new Set<string>();
+
+  function recordRejection(entry: CachedProjection): void {
+    const key = entryKey(entry.origin, entry.service);
+    const rejection = policy.check(entry);
+    if (rejection === undefined) {
+      rejected.delete(key);
+      return;
+    }
+    const previous = rejected.get(key);
+    rejected.set(key, rejection);
+    if (previous?.candidate.modRevision !== entry.modRevision) options.onRejection?.(rejection);
+  }
+
+  /** The trusted entries of `service`, best first. */
+  function ranked(service: string): CachedProjection[] {
+    const trusted: CachedProjection[] = [];
+    for (const candidate of byService.get(service)?.values() ?? []) {
+      if (!rejected.has(entryKey(candidate.origin, service))) trusted.push(candidate);
+    }
+    return policy.rank(trusted);
+  }
+
+  function apply(change: CacheChange): ChangeRecord {
+    const origin = change.type === "put" ? change.entry.origin : change.origin;
+    const service = change.type === "put" ? change.entry.service : change.service;
+    const key = entryKey(origin, service);
+    let raw: CacheEvent;
+    if (change.type === "put") {
+      all.set(key, change.entry);
+      let perOrigin = byService.get(service);
+      if (perOrigin === undefined) {
+        perOrigin = new Map();
+        byService.set(service, perOrigin);
+      }
+      perOrigin.set(origin, change.entry);
+      recordRejection(change.entry);
+      raw = upsertOf(change.entry, change.revision);
+    } else {
+      all.delete(key);
+      rejected.delete(key);
+      const perOrigin = byService.get(service);
+      perOrigin?.delete(origin);
+      if (perOrigin?.size === 0) byService.delete(service);
+      raw = { type: "delete", origin, service, revision: change.revision };
+    }
+    const trusted = ranked(service);
+    if (trusted.length > 1) conflicted.add(service);
+    else conflicted.delete(service);
+    const before = effective.get(service);
+    const after = trusted[0];
+    let effectiveEvent: CacheEvent | undefined;
+    if (after === undefined) {
+      if (before !== undefined) {
+        effective.delete(service);
+        effectiveEvent = {
+          type: "delete",
+          origin: before.origin,
+          service,
+          revision: change.revision,
+        };
+      }
+    } else if (before !== after) {
+      effective.set(service, after);
+      effectiveEvent = upsertOf(after, change.revision);
+    }
+    return { revision: change.revision, raw, effective: effectiveEvent };
+  }
+
+  function resync(listing: readonly CachedProjection[], revision: number): ChangeRecord[] {
+    const records: ChangeRecord[] = [];
+    const seen = new Set<string>();
+    for (const entry of listing) {
+      const key = entryKey(entry.origin, entry.service);
+      seen.add(key);
+      if (all.get(key)?.modRevision === entry.modRevision) continue;
+      records.push(apply({ type: "put", entry, revision }));
+    }
+    for (const [key, stale] of [...all]) {
+      if (seen.has(key)) continue;
+      records.push(
+        apply({ type: "delete", origin: stale.origin, service: stale.service, revision }),
+      );
+    }
+    return records;
+  }
+
+  function snapshot(
+    services: ReadonlySet<string> | undefined,
+    view: CacheView,
+  ): CachedProjection[] {
+    const entries: CachedProjection[] = [];
+    if (services === undefined || services.size === 0) {
+      for (const entry of view === "all" ? all.values() : effective.values()) entries.push(entry);
+    } else {
+      // Through the per-service indexes: a filtered snapshot costs what it returns.
+      for (const service of services) {
+        if (view === "effective") {
+          const entry = effective.get(service);
+          if (entry !== undefined) entries.push(entry);
+        } else {
+          for (const entry of byService.get(service)?.values() ?? []) entries.push(entry);
+        }
+      }
+    }
+    return entries.sort(byServiceThenOrigin);
+  }
+
+  return {
+    apply,
+    resync,
+    upsertRecord(entry, revision) {
+      const winner = effective.get(entry.service) === entry;
+      return {
+        revision,
+        raw: upsertOf(entry, revision),
+        effective: winner ? upsertOf(entry, revision) : undefined,
+      };
+    },
+    snapshot,
+    stats() {
+      const counts = new Map<ImportRejectionReason, number>();
+      for (const rejection of rejected.values()) {
+        counts.set(rejection.reason, (counts.get(rejection.reason) ?? 0) + 1);
+      }
+      return {
+        projections: all.size,
+        effectiveServices: effective.size,
+        conflicts: conflicted.size,
+        rejected: counts,
+      };
+    },
+    rejections() {
+      return [...rejected.values()].sort((a, b) => byServiceThenOrigin(a.candidate, b.candidate));
+    },
+    conflicts() {
+      return [...conflicted].sort().map((service) => {
+        const [winner, ...losers] = ranked(service) as [CachedProjection, ...CachedProjection[]];
+        return { service, winner, losers };
+      });
+    },
+    entries() {
+      return [...all.values()].sort(byServiceThenOrigin);
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * WatchConfig streams, served from the config cache (one store watch however
+ * many streams). A stream opened while the cache is still starting waits for
+ * it; then it subscribes, sends what the subscription starts with and
+ * SYNCED, and then each change as the cache reports it (the messages are
+ * `watch-responses.ts`), with a KEEPALIVE whenever it idles for the
+ * keep-alive interval. Changes wait in a bounded backlog for a slow client:
+ * one that falls further behind is ended with RESOURCE_EXHAUSTED (it resumes
+ * from the last revision it applied). A stream ends cleanly (OK) when its
+ * client goes away or the server drains, and with UNAVAILABLE when the cache
+ * loses the store.
+ */
+import { setMaxListeners } from "node:events";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { WatchConfigResponse } from "../../gen/aether/registry/v1/config_service_pb.js";
+import { createAsyncQueue, QueueOverflowError } from "../runtime/async-queue.js";
+import type { ConfigCache } from "./config-cache.js";
+import type { RegistrarMetrics } from "./registrar-metrics.js";
+import type { WatchQuery } from "./request-checks.js";
+import { eventResponse, initialResponses, keepaliveResponse } from "./watch-responses.js";
+
+/** Options of {@link createWatchStreams}. */
+export interface WatchStreamsOptions {
+  /** The cache streams are served from. */
+  readonly cache: ConfigCache;
+  /** Aborted when the server drains: open streams then end cleanly (OK). */
+  readonly drainSignal?: AbortSignal;
+  /** The interval between keep-alive events on idle streams; default 15000 ms. */
+  readonly keepaliveMs?: number;
+  /** The most events a stream may have unsent before it is ended; default 50000. */
+  readonly maxBacklog?: number;
+  /** Where the number of open streams is counted; optional. */
+  readonly metrics?: Pick<RegistrarMetrics, "addWatchStreams">;
+}
+
+/** Opens WatchConfig streams; see {@link createWatchStreams}. */
+export interface WatchStreams {
+  /**
+   * The responses of one stream for a checked request, until `signal` (the
+   * client went away) or the drain signal aborts, or the stream fails: with
+   * the cache's StoreUnavailableError when the cache is not synced, a
+   * ConnectError UNAVAILABLE when it loses the store, and RESOURCE_EXHAUSTED
+   * when the client falls behind. Its subscription ends with the stream.
+   */
+  open(
+    query: WatchQuery,
+    signal: AbortSignal,
+    binary: boolean,
+  ): AsyncGenerator<WatchConfigResponse>;
+}
+
+/**
+ * Resolves when the cache first syncs, when it gives up starting (the store is
+ * unavailable), or when a signal aborts, whichever comes first.
+ */
+async function waitUntilSynced(
+  cache: ConfigCache,
+  signals: readonly (AbortSignal | undefined)[],
+): Promise<void> {
+  const live = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  if (live.some((signal) => signal.aborted)) return;
+  const aborted = AbortSignal.any(live);
+  await Promise.race([
+    cache.whenSettled(),
+    new Promise<void>((resolve) =>
+      aborted.addEventListener("abort", () => resolve(), { once: true }),
+    ),
+  ]);
+}
+
+/** Creates the WatchConfig streams of a cache. */
+export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
+  const { cache, drainSignal, metrics } = options;
+  const keepaliveMs = options.keepaliveMs ?? 15_000;
+  const maxBacklog = options.maxBacklog ?? 50_000;
+  // Every open watch stream listens for the drain: thousands of listeners are expected.
+  if (drainSignal !== undefined) setMaxListeners(0, drainSignal);
+
+  return {
+    async *open(query, signal, binary) {
+      if (cache.state === "starting") {
+        // Right after start the cache is still listing: wait for it rather than
+        // failing the stream (a store that is down fails it below instead).
+        await waitUntilSynced(cache, [signal, drainSignal]);
+      }
+      const queue = createAsyncQueue<WatchConfigResponse>(maxBacklog);
+      const subscription = cache.subscribe({
+        services: query.services,
+        view: query.view,
+        resumeRevision: query.resumeRevision,
+        onEvents: (events) => queue.push(...events.map((event) => eventResponse(event, binary))),
+        onClose: (error) => queue.fail(new ConnectError(error.message, Code.Unavailable)),
+      });
+      const end = () => queue.close();
+      signal.addEventListener("abort", end);
+      drainSignal?.addEventListener("abort", end);
+      if (drainSignal?.aborted) end();
+      const keepalive = setInterval(() => {
+        if (queue.size === 0) queue.push(keepaliveResponse(cache.revision));
+      }, keepaliveMs);
+      metrics?.addWatchStreams(1);
+      try {
+        for (const response of initialResponses(subscription.initial, binary)) yield response;
+        for await (const response of queue) yield response;
+      } catch (error) {
+        if (error instanceof QueueOverflowError) {
+          throw new ConnectError(
+            `the stream fell more than ${maxBacklog} events behind; resume from the last revision applied`,
+            Code.ResourceExhausted,
+          );
+        }
+        throw error;
+      } finally {
+        clearInterval(keepalive);
+        subscription.unsubscribe();
+        signal.removeEventListener("abort", end);
+        drainSignal?.removeEventListener("abort", end);
+        metrics?.addWatchStreams(-1);
+      }
+    },
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * The listing's sources (the synced cache, a kept window, the store) and the
+ * EFFECTIVE view's resolution of a store read by the import policy: which
+ * source serves each page, and that the pages are the same whichever does.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createImportPolicy, type ImportPolicy } from "../../services/common/import-policy.js";
+import { type ConfigCache, createConfigCache } from "../../services/registrar/config-cache.js";
+import { createKeptListings } from "../../services/registrar/kept-listings.js";
+import { createListing, type ListingPage, READ_AHEAD } from "../../services/registrar/listing.js";
+import { decodePageToken, type PageCursor } from "../../services/registrar/page-token.js";
+import type { ListingQuery } from "../../services/registrar/request-checks.js";
+import type { ConfigStore, ListOptions } from "../../services/registrar/store/config-store.js";
+import {
+  createMemoryBackend,
+  createMemoryStore,
+} from "../../services/registrar/store/memory-store.js";
+import { makeProjection, versionAt } from "../support/projections.js";
+
+/** A cache that has not synced: the listing then reads the store. */
+const STARTING = { state: "starting" } as ConfigCache;
+
+const caches: ConfigCache[] = [];
+afterEach(async () => {
+  await Promise.all(caches.splice(0).map((c) => c.stop()));
+});
+
+/** `inner` with its list reads recorded. */
+function counted(inner: ConfigStore): { store: ConfigStore; reads: ListOptions[] } {
+  const reads: ListOptions[] = [];
+  return {
+    reads,
+    store: {
+      ...inner,
+      list: (options) => {
+        reads.push(options ?? {});
+        return inner.list(options);
+      },
+    },
+  };
+}
+
+/** A listing over `store` and `cache` with windows of its own. */
+function listingOver(store: ConfigStore, cache: ConfigCache, policy = createImportPolicy()) {
+  return createListing({
+    store,
+    cache,
+    policy,
+    kept: createKeptListings({ capacity: 8, ttlMs: 60_000, now: () => 0 }),
+  });
+}
+
+/** A synced cache of `store`. */
+async function syncedCache(
+  store: ConfigStore,
+  policy = createImportPolicy(),
+): Promise<ConfigCache> {
+  const cache = createConfigCache({ store, policy });
+  caches.push(cache);
+  cache.start();
+  await cache.whenSynced();
+  return cache;
+}
+
+/** Reads every page of a listing; returns the pages. */
+async function allPages(
+  page: (cursor: PageCursor | undefined) => Promise<ListingPage>,
+  fingerprint: string,
+): Promise<ListingPage[]> {
+  const pages: ListingPage[] = [];
+  let cursor: PageCursor | undefined;
+  do {
+    const next = await page(cursor);
+    pages.push(next);
+    cursor =
+      next.nextPageToken === "" ? undefined : decodePageToken(fingerprint, next.nextPageToken);
+  } while (cursor !== undefined);
+  return pages;
+}
+
+const query = (fields: Partial<ListingQuery> = {}): ListingQuery => ({
+  fingerprint: "q",
+  services: undefined,
+  cursor: undefined,
+  pageSize: 5,
+  ...fields,
+});
+
+const names = (page: ListingPage) => page.entries.map((e) => `${e.service}@${e.origin}`);
+
+describe("a listing in key order", () => {
+  it("reads ahead once and serves the later pages from the window, at one revision", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    for (let i = 0; i < 12; i++) await inner.put(makeProjection(`ns/s${i}`));
+    const { store, reads } = counted(inner);
+    const listing = listingOver(store, STARTING);
+    const pages = await allPages((cursor) => listing.keyOrderedPage(query({ cursor })), "q");
+    expect(pages.map((p) => p.entries.length)).toEqual([5, 5, 2]);
+    expect(new Set(pages.map((p) => p.revision)).size).toBe(1);
+    expect(reads).toEqual([
+      {
+        origin: undefined,
+        services: undefined,
+        revision: undefined,
+        after: undefined,
+        limit: READ_AHEAD,
+      },
+    ]);
+    expect(pages.flatMap(names)).toEqual(
+      (await inner.list()).entries.map((e) => `${e.service}@${e.origin}`),
+    );
+  });
+
+  it("reads a page no window covers at the cursor's revision, after the cursor", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    for (let i = 0; i < 6; i++) await inner.put(makeProjection(`ns/s${i}`));
+    const { store, reads } = counted(inner);
+    const first = await listingOver(store, STARTING).keyOrderedPage({ ...query(), origin: "hub" });
+    await inner.put(makeProjection("ns/s00-later"));
+    const cursor = decodePageToken("q", first.nextPageToken);
+    // Another replica (no kept window) serves the next page.
+    const second = await listingOver(store, STARTING).keyOrderedPage({
+      ...query({ cursor }),
+      origin: "hub",
+    });
+    expect(reads.at(-1)).toMatchObject({
+      origin: "hub",
+      revision: first.revision,
+      after: { origin: cursor.origin, service: cursor.service },
+    });
+    expect(second.revision).toBe(first.revision);
+    expect([...names(first), ...names(second)]).toHaveLength(6);
+    expect(second.nextPageToken).toBe("");
+  });
+
+  it("serves a filtered first page from the synced cache, of one origin when asked, without a store read", async () => {
+    const backend = createMemoryBackend();
+    const hub = createMemoryStore({ origin: "hub", backend });
+    const east = createMemoryStore({ origin: "east", backend });
+    for (const service of ["a/z", "a/b", "a/c"]) {
+      await hub.put(makeProjection(service));
+      await east.put(makeProjection(service));
+    }
+    const cache = await syncedCache(hub);
+    const { store, reads } = counted(hub);
+    const listing = listingOver(store, cache);
+    const services = new Set(["a/z", "a/b", "a/absent"]);
+    const cases: [string | undefined, string[]][] = [
+      // Store key order: origin east before hub; within one, a/z (YS96) before a/b (YS9i).
+      [undefined, ["a/z@east", "a/b@east", "a/z@hub", "a/b@hub"]],
+      ["east", ["a/z@east", "a/b@east"]],
+    ];
+    for (const [origin, expected] of cases) {
+      const fingerprint = `q-${origin}`;
+      const pages = await allPages(
+        (cursor) =>
+          listing.keyOrderedPage({
+            ...query({ fingerprint, services, cursor, pageSize: 1 }),
+            origin,
+          }),
+        fingerprint,
+      );
+      expect(pages.flatMap(names)).toEqual(expected);
+      expect(new Set(pages.map((p) => p.revision))).toEqual(new Set([cache.revision]));
+    }
+    expect(reads).toEqual([]);
+  });
+});
+
+describe("the EFFECTIVE view", () => {
+  /** `shop/cart` from hub and east, and `shop/pay` from east only, at these versions. */
+  async function twoOrigins(hubVersion: string, eastVersion: string) {
+    const backend = createMemoryBackend();
+    const hub = createMemoryStore({ origin: "hub", backend });
+    const east = createMemoryStore({ origin: "east", backend });
+    await hub.put(makeProjection("shop/cart", { version: hubVersion }));
+    await east.put(makeProjection("shop/cart", { version: eastVersion }));
+    await east.put(makeProjection("shop/pay", { version: versionAt(5) }));
+    return hub;
+  }
+
+  const cases: [string, ImportPolicy, string, string, string[]][] = [
+    [
+      "the newer version",
+      createImportPolicy(),
+      versionAt(1),
+      versionAt(2),
+      ["shop/cart@east", "shop/pay@east"],
+    ],
+    [
+      "the smaller origin name at equal versions",
+      createImportPolicy(),
+      versionAt(3),
+      versionAt(3),
+      ["shop/cart@east", "shop/pay@east"],
+    ],
+    [
+      "the newer version, the other way round",
+      createImportPolicy(),
+      versionAt(4),
+      versionAt(2),
+      ["shop/cart@hub", "shop/pay@east"],
+    ],
+    [
+      "the control cluster only, however old",
+      createImportPolicy({ controlCluster: "hub" }),
+      versionAt(1),
+      versionAt(9),
+      ["shop/cart@hub"],
+    ],
+  ];
+  for (const [name, policy, hubVersion, eastVersion, expected] of cases) {
+    it(`resolves a store read to ${name}, as the cache does`, async () => {
+      const store = await twoOrigins(hubVersion, eastVersion);
+      const fromStore = await listingOver(store, STARTING, policy).effectivePage(query());
+      expect(names(fromStore)).toEqual(expected);
+      expect(fromStore.nextPageToken).toBe("");
+      const cache = await syncedCache(store, policy);
+      const services = new Set(["shop/cart", "shop/pay"]);
+      const fromCache = await listingOver(store, cache, policy).effectivePage(query({ services }));
+      expect(names(fromCache)).toEqual(expected);
+    });
+  }
+
+  it("pages one revision's resolution from the kept listing, and without it at the token's revision", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    for (let i = 0; i < 7; i++) await inner.put(makeProjection(`ns/s${i}`));
+    const { store, reads } = counted(inner);
+    const listing = listingOver(store, STARTING);
+    const first = await listing.effectivePage(query({ pageSize: 3 }));
+    const cursor = decodePageToken("q", first.nextPageToken);
+    expect(cursor.origin).toBe("");
+    await inner.put(makeProjection("ns/s0-later"));
+    const kept = await listing.effectivePage(query({ pageSize: 3, cursor }));
+    expect(reads).toHaveLength(1);
+    const again = await listingOver(store, STARTING).effectivePage(query({ pageSize: 3, cursor }));
+    expect(reads.at(-1)).toEqual({ services: undefined, revision: first.revision });
+    for (const page of [kept, again]) {
+      expect(names(page)).toEqual(["ns/s3@hub", "ns/s4@hub", "ns/s5@hub"]);
+      expect(page.revision).toBe(first.revision);
+      expect(decodePageToken("q", page.nextPageToken)).toEqual({
+        revision: first.revision,
+        origin: "",
+        service: "ns/s5",
+      });
+    }
+  });
+});

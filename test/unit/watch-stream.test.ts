@@ -1,0 +1,211 @@
+/**
+ * The WatchConfig stream's shell over a fake cache: waiting for the cache,
+ * the subscription's lifetime, live changes, and how a stream ends (client
+ * gone, drain, store lost, backlog overflow). The keep-alive interval is set
+ * far beyond any test, so no timer fires; keep-alives are covered by the
+ * integration tests.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import {
+  type WatchConfigResponse,
+  WatchEventType,
+} from "../../gen/aether/registry/v1/config_service_pb.js";
+import type {
+  CacheEvent,
+  CacheState,
+  ConfigCache,
+  InitialSync,
+  SubscribeOptions,
+} from "../../services/registrar/config-cache.js";
+import type { WatchQuery } from "../../services/registrar/request-checks.js";
+import { StoreUnavailableError } from "../../services/registrar/store/config-store.js";
+import { createWatchStreams } from "../../services/registrar/watch-stream.js";
+
+const HOUR_MS = 3_600_000;
+const QUERY: WatchQuery = { services: new Set(["shop/a"]), view: "all", resumeRevision: 0 };
+const EMPTY: InitialSync = { kind: "snapshot", entries: [], revision: 5 };
+
+/** A cache the test drives: its state, when it settles, and the subscriber it got. */
+function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
+  let settle = () => {};
+  const settled = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  const fake = {
+    state,
+    revision: initial.revision,
+    subscriber: undefined as SubscribeOptions | undefined,
+    unsubscribed: 0,
+  };
+  const cache = {
+    get state() {
+      return fake.state;
+    },
+    get revision() {
+      return fake.revision;
+    },
+    whenSettled: () => settled,
+    subscribe(options: SubscribeOptions) {
+      if (fake.state !== "synced") throw new StoreUnavailableError("the cache is not synced");
+      fake.subscriber = options;
+      return { initial, unsubscribe: () => fake.unsubscribed++ };
+    },
+  } as unknown as ConfigCache;
+  return {
+    cache,
+    fake,
+    settle(to: CacheState) {
+      fake.state = to;
+      settle();
+    },
+    /** Reports changes to the subscriber, as the cache does. */
+    emit(...events: CacheEvent[]) {
+      fake.subscriber?.onEvents(events);
+    },
+  };
+}
+
+/** A stream gauge, as the metrics keep it. */
+function gauge() {
+  const counter = { open: 0 };
+  return { counter, metrics: { addWatchStreams: (delta: number) => (counter.open += delta) } };
+}
+
+const change = (service: string, revision: number): CacheEvent => ({
+  type: "delete",
+  origin: "hub",
+  service,
+  revision,
+});
+
+/** A response's type and revision, e.g. `SYNCED@5`. */
+const label = (r: IteratorResult<WatchConfigResponse>) =>
+  r.done ? "done" : `${WatchEventType[r.value.type]}@${r.value.revision}`;
+
+/**
+ * How the stream's next read ends: a response, done, or the error (a
+ * ConnectError's code, or another error's name, and its message).
+ */
+async function nextOf(stream: AsyncGenerator<WatchConfigResponse>): Promise<string> {
+  try {
+    return label(await stream.next());
+  } catch (error) {
+    if (error instanceof ConnectError) return `${Code[error.code]}: ${error.rawMessage}`;
+    return `${(error as Error).name}: ${(error as Error).message}`;
+  }
+}
+
+describe("a watch stream", () => {
+  it("sends the initial sync, SYNCED, then each change, and ends cleanly when its client goes away", async () => {
+    const { cache, fake, emit } = fakeCache("synced", {
+      kind: "replay",
+      events: [change("shop/a", 4)],
+      revision: 4,
+    });
+    const { counter, metrics } = gauge();
+    const client = new AbortController();
+    const stream = createWatchStreams({ cache, keepaliveMs: HOUR_MS, metrics }).open(
+      QUERY,
+      client.signal,
+      false,
+    );
+    expect(await nextOf(stream)).toBe("DELETE@4");
+    expect(fake.subscriber).toMatchObject({
+      services: QUERY.services,
+      view: "all",
+      resumeRevision: 0,
+    });
+    expect(counter.open).toBe(1);
+    expect(await nextOf(stream)).toBe("SYNCED@4");
+    emit(change("shop/a", 6), change("shop/a", 7));
+    expect([await nextOf(stream), await nextOf(stream)]).toEqual(["DELETE@6", "DELETE@7"]);
+    client.abort();
+    expect(await nextOf(stream)).toBe("done");
+    expect(fake.unsubscribed).toBe(1);
+    expect(counter.open).toBe(0);
+  });
+
+  const endings: [
+    string,
+    (f: ReturnType<typeof fakeCache>, drain: AbortController) => void,
+    string,
+  ][] = [
+    ["the server drains", (_, drain) => drain.abort(), "done"],
+    [
+      "the cache loses the store, after the changes before",
+      (f) => {
+        f.emit(change("shop/a", 6));
+        f.fake.subscriber?.onClose(new Error("etcd went away"));
+      },
+      "DELETE@6 Unavailable: etcd went away",
+    ],
+    [
+      "the client falls more than the backlog behind",
+      (f) => f.emit(change("shop/a", 6), change("shop/a", 7), change("shop/a", 8)),
+      "ResourceExhausted: the stream fell more than 2 events behind; resume from the last revision applied",
+    ],
+  ];
+  for (const [name, act, expected] of endings) {
+    it(`ends when ${name}: ${expected}`, async () => {
+      const f = fakeCache("synced");
+      const drain = new AbortController();
+      const { counter, metrics } = gauge();
+      const stream = createWatchStreams({
+        cache: f.cache,
+        drainSignal: drain.signal,
+        keepaliveMs: HOUR_MS,
+        maxBacklog: 2,
+        metrics,
+      }).open(QUERY, new AbortController().signal, true);
+      expect(await nextOf(stream)).toBe("SYNCED@5");
+      act(f, drain);
+      const rest: string[] = [];
+      for (let last = ""; !last.startsWith("done") && !last.includes(":"); ) {
+        last = await nextOf(stream);
+        rest.push(last);
+      }
+      expect(rest.join(" ")).toBe(expected);
+      expect(f.fake.unsubscribed).toBe(1);
+      expect(counter.open).toBe(0);
+    });
+  }
+
+  it("opened while the server drains, sends the initial sync and ends", async () => {
+    const f = fakeCache("synced");
+    const drain = new AbortController();
+    drain.abort();
+    const streams = createWatchStreams({
+      cache: f.cache,
+      drainSignal: drain.signal,
+      keepaliveMs: HOUR_MS,
+    });
+    const stream = streams.open(QUERY, new AbortController().signal, false);
+    expect([await nextOf(stream), await nextOf(stream)]).toEqual(["SYNCED@5", "done"]);
+  });
+
+  const starts: [CacheState, string[]][] = [
+    ["synced", ["SYNCED@5", "subscribed"]],
+    ["unavailable", ["StoreUnavailableError: the cache is not synced", "not subscribed"]],
+  ];
+  for (const [settledAs, expected] of starts) {
+    it(`opened while the cache starts, waits for it, and then finds it ${settledAs}`, async () => {
+      const f = fakeCache("starting");
+      const { counter, metrics } = gauge();
+      const stream = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS, metrics }).open(
+        QUERY,
+        new AbortController().signal,
+        false,
+      );
+      const first = nextOf(stream);
+      expect(f.fake.subscriber).toBeUndefined();
+      f.settle(settledAs);
+      expect([
+        await first,
+        f.fake.subscriber === undefined ? "not subscribed" : "subscribed",
+      ]).toEqual(expected);
+      await stream.return(undefined);
+      expect(counter.open).toBe(0);
+    });
+  }
+});
