@@ -26,30 +26,22 @@
  * store writes only while that key still exists with that revision (an etcd
  * transaction), so even a leader that was frozen past its lease cannot
  * write once it wakes up.
+ *
+ * This file runs the sessions, one after another, with backoff; the pieces
+ * live next to it: one session and its term in etcd-election-session.ts,
+ * the lease in etcd-election-lease.ts, the campaign key and the wait for the
+ * predecessors in etcd-election-campaign.ts, and the pure rules (timing,
+ * retry schedule, who leads) in etcd-election-rules.ts.
  */
 import { hostname } from "node:os";
-import {
-  CompareResult,
-  CompareTarget,
-  type Etcd3,
-  type IDuplexStream,
-  type ILeaseKeepAliveRequest,
-  type ILeaseKeepAliveResponse,
-  SortOrder,
-  SortTarget,
-} from "etcd3";
 import { createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { sleep } from "../../runtime/sleep.js";
+import { createEtcdClient } from "../store/etcd-client.js";
 import type { EtcdSecurity } from "../store/etcd-security.js";
-import {
-  callEtcd,
-  closeStream,
-  createEtcdClient,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  openEtcdWatch,
-  prefixEnd,
-} from "../store/etcd-store.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "../store/etcd-store.js";
+import { electionBackoffOptions, leaseTtlSeconds } from "./etcd-election-rules.js";
+import { runCampaignSession } from "./etcd-election-session.js";
 import { createTermKeeper, type LeaderElection } from "./leader-election.js";
 
 /** The default lease TTL of the export election, in milliseconds. */
@@ -87,24 +79,6 @@ export function exportElectionName(prefix: string, origin: string): string {
   return `${prefix}/election/${origin}/export`;
 }
 
-/** A promise with its resolve function, resolved at most once. */
-function settleOnce<T>(): { promise: Promise<T>; resolve(value: T): void; settled(): boolean } {
-  let resolveFn: (value: T) => void = () => {};
-  let done = false;
-  const promise = new Promise<T>((resolve) => {
-    resolveFn = resolve;
-  });
-  return {
-    promise,
-    resolve(value) {
-      if (done) return;
-      done = true;
-      resolveFn(value);
-    },
-    settled: () => done,
-  };
-}
-
 /**
  * Creates an etcd election. `start()` campaigns in the background until
  * `stop()`: each time this candidate is elected a term begins, and it ends
@@ -116,17 +90,13 @@ function settleOnce<T>(): { promise: Promise<T>; resolve(value: T): void; settle
  * rejection or an unhandled `error` event.
  */
 export function createEtcdLeaderElection(options: EtcdLeaderElectionOptions): LeaderElection {
-  const client: Etcd3 = createEtcdClient(options.endpoints, options.security);
+  const client = createEtcdClient(options.endpoints, options.security);
   const name = options.name.replace(/\/+$/, "");
-  const ttlSeconds = Math.max(1, Math.ceil((options.ttlMs ?? DEFAULT_ELECTION_TTL_MS) / 1000));
+  const ttlSeconds = leaseTtlSeconds(options.ttlMs ?? DEFAULT_ELECTION_TTL_MS);
   const identity = options.identity ?? `${hostname()}/${process.pid}`;
   const logger = options.logger ?? createSilentLogger();
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const backoff = createBackoff({
-    initialMs: 100,
-    maxMs: Math.min(5_000, ttlSeconds * 1_000),
-    ...(options.random === undefined ? {} : { random: options.random }),
-  });
+  const backoff = createBackoff(electionBackoffOptions(ttlSeconds, options.random));
   const keeper = createTermKeeper();
   const stopping = new AbortController();
   let state: "idle" | "running" | "stopped" = "idle";
@@ -134,223 +104,20 @@ export function createEtcdLeaderElection(options: EtcdLeaderElectionOptions): Le
   /** Ends the running session with a reason; undefined between sessions. */
   let endSession: ((reason: string) => void) | undefined;
 
-  /**
-   * Keeps a lease alive over one keep-alive stream at a time (re-opened when
-   * it fails) and calls `onLost` once when etcd says the lease is gone, or
-   * when its TTL has run out since the last answered keep-alive was sent.
-   * Returns the function that stops it.
-   */
-  const keepLeaseAlive = (
-    leaseId: string,
-    ttlMs: number,
-    grantSentAt: number,
-    onLost: (reason: string) => void,
-  ): (() => void) => {
-    let validUntil = grantSentAt + ttlMs;
-    let stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse> | undefined;
-    let sentTimes: number[] = [];
-    let lostTimer: NodeJS.Timeout | undefined;
-    let reopenTimer: NodeJS.Timeout | undefined;
-    let closed = false;
-
-    const close = (): void => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(lostTimer);
-      clearTimeout(reopenTimer);
-      clearInterval(interval);
-      if (stream !== undefined) closeStream(stream);
-      stream = undefined;
-    };
-    const lose = (reason: string): void => {
-      if (closed) return;
-      close();
-      onLost(reason);
-    };
-    const armLostTimer = (): void => {
-      clearTimeout(lostTimer);
-      lostTimer = setTimeout(
-        () => lose(`no keep-alive answered within the ${ttlMs} ms lease TTL`),
-        Math.max(0, validUntil - Date.now()),
-      );
-    };
-    const send = (): void => {
-      if (stream === undefined) return;
-      sentTimes.push(Date.now());
-      stream.write({ ID: leaseId });
-    };
-    const streamFailed = (failed: typeof stream, reason: string): void => {
-      if (closed || failed !== stream) return;
-      if (stream !== undefined) closeStream(stream);
-      stream = undefined;
-      logger.debug({ reason }, "lease keep-alive stream failed; re-opening");
-      reopenTimer = setTimeout(open, 200);
-    };
-    const open = (): void => {
-      client.leaseClient.leaseKeepAlive().then(
-        (opened) => {
-          // An 'error' listener first, always: an unhandled 'error' event would crash the process.
-          opened.on("error", (error: Error) => streamFailed(opened, error.message));
-          if (closed) {
-            closeStream(opened);
-            return;
-          }
-          stream = opened;
-          sentTimes = [];
-          opened.on("data", (response: ILeaseKeepAliveResponse) => {
-            const sentAt = sentTimes.shift() ?? grantSentAt;
-            if (response.TTL === "0") {
-              lose("etcd says the lease has expired");
-              return;
-            }
-            validUntil = Math.max(validUntil, sentAt + Number(response.TTL) * 1_000);
-            armLostTimer();
-          });
-          opened.on("end", () => streamFailed(opened, "the stream ended"));
-          send();
-        },
-        (error: unknown) => {
-          if (!closed) reopenTimer = setTimeout(open, 200);
-          logger.debug({ err: error }, "could not open a lease keep-alive stream");
-        },
-      );
-    };
-    const interval = setInterval(send, Math.max(100, ttlMs / 3));
-    armLostTimer();
-    open();
-    return close;
-  };
-
-  /** Resolves once no candidate key was created before `createRevision`, or `signal` aborts. */
-  const waitForPredecessors = async (createRevision: number, signal: AbortSignal) => {
-    const keyPrefix = `${name}/`;
-    while (!signal.aborted) {
-      const response = await callEtcd("election range", requestTimeoutMs, (callOptions) =>
-        client.kv.range(
-          {
-            key: Buffer.from(keyPrefix),
-            range_end: prefixEnd(keyPrefix),
-            max_create_revision: createRevision - 1,
-            sort_target: SortTarget.Create,
-            sort_order: SortOrder.Descend,
-            limit: 1,
-          },
-          callOptions,
-        ),
-      );
-      const predecessor = response.kvs[0];
-      if (predecessor === undefined) return;
-      logger.debug(
-        { predecessor: predecessor.key.toString("utf8") },
-        "waiting for the export leader's key to go",
-      );
-      await waitForDelete(predecessor.key, Number(response.header.revision) + 1, signal);
-    }
-  };
-
-  /** Resolves once `key` is deleted after `startRevision`, or `signal` aborts; rejects when the watch fails. */
-  const waitForDelete = (key: Buffer, startRevision: number, signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        signal.removeEventListener("abort", done);
-        stop();
-        resolve();
-      };
-      const stop = openEtcdWatch(
-        client,
-        { key, startRevision, requestTimeoutMs, probeIntervalMs: requestTimeoutMs },
-        {
-          changes: (changes) => {
-            if (changes.some((change) => change.type === "delete")) done();
-          },
-          error: (error) => {
-            signal.removeEventListener("abort", done);
-            reject(error);
-          },
-        },
-      );
-      signal.addEventListener("abort", done, { once: true });
-    });
-
   /** One campaign with one lease: resolves when it ends, rejects when etcd fails it. */
-  const session = async (): Promise<void> => {
-    const ended = settleOnce<string>();
-    const aborted = new AbortController();
-    /** Ends the session, and its term at once (writes stop before anything else runs). */
-    const finish = (reason: string): void => {
-      if (ended.settled()) return;
-      keeper.end(reason);
-      aborted.abort(reason);
-      ended.resolve(reason);
-    };
-    endSession = finish;
-    const onStop = (): void => finish("stopped");
-    stopping.signal.addEventListener("abort", onStop, { once: true });
-    let stopKeepalive = (): void => {};
-    let leaseId: string | undefined;
-    try {
-      const grantSentAt = Date.now();
-      const grant = await callEtcd("lease grant", requestTimeoutMs, (callOptions) =>
-        client.leaseClient.leaseGrant({ TTL: ttlSeconds }, callOptions),
-      );
-      leaseId = grant.ID;
-      const ttlMs = Number(grant.TTL) * 1_000;
-      stopKeepalive = keepLeaseAlive(grant.ID, ttlMs, grantSentAt, finish);
-      const key = `${name}/${BigInt(grant.ID).toString(16)}`;
-      const keyBytes = Buffer.from(key);
-      const created = await callEtcd("campaign", requestTimeoutMs, (callOptions) =>
-        client.kv.txn(
-          {
-            compare: [
-              {
-                key: keyBytes,
-                target: CompareTarget.Create,
-                result: CompareResult.Equal,
-                create_revision: 0,
-              },
-            ],
-            success: [
-              { request_put: { key: keyBytes, value: Buffer.from(identity), lease: grant.ID } },
-            ],
-            failure: [{ request_range: { key: keyBytes } }],
-          },
-          callOptions,
-        ),
-      );
-      const createRevision = created.succeeded
-        ? Number(created.header.revision)
-        : Number(created.responses[0]?.response_range.kvs[0]?.create_revision ?? Number.NaN);
-      if (!Number.isSafeInteger(createRevision)) {
-        throw new Error(`the campaign key ${key} vanished right after it was written`);
-      }
-      logger.debug({ key, createRevision, ttlMs }, "campaigning for export leadership");
-      await waitForPredecessors(createRevision, aborted.signal);
-      if (ended.settled()) return;
-      const term = keeper.begin({ key, createRevision });
-      backoff.reset();
-      logger.info({ term: term.id, key, createRevision, ttlMs, identity }, "elected export leader");
-      const reason = await ended.promise;
-      if (reason === "stopped") logger.info({ term: term.id }, "resigned export leadership");
-      else logger.warn({ term: term.id, reason }, "export leadership lost");
-    } finally {
-      finish("the campaign ended");
-      endSession = undefined;
-      stopping.signal.removeEventListener("abort", onStop);
-      stopKeepalive();
-      if (leaseId !== undefined) await revoke(leaseId);
-    }
-  };
-
-  /** Revokes a lease (deleting the candidate's key) with a deadline; failures are only logged. */
-  const revoke = async (leaseId: string): Promise<void> => {
-    try {
-      await callEtcd("lease revoke", requestTimeoutMs, (callOptions) =>
-        client.leaseClient.leaseRevoke({ ID: leaseId }, callOptions),
-      );
-    } catch (error) {
-      logger.debug({ err: error }, "could not revoke the election lease (it expires by itself)");
-    }
-  };
+  const session = (): Promise<void> =>
+    runCampaignSession({
+      etcd: { client, requestTimeoutMs, logger },
+      name,
+      ttlSeconds,
+      identity,
+      keeper,
+      stopping: stopping.signal,
+      setEnd: (end) => {
+        endSession = end;
+      },
+      onElected: () => backoff.reset(),
+    });
 
   const run = async (): Promise<void> => {
     while (state === "running") {

@@ -1,0 +1,174 @@
+/**
+ * The connection of one etcd store: its etcd3 client (see etcd-client.ts),
+ * every request through one guard (refused once closed, with a deadline, a
+ * read at a compacted revision turned into {@link StoreCompactedError}), and
+ * every raw watch stream tracked, so that closing the store stops them all.
+ * The store's operations (etcd-store.ts, etcd-writes.ts) use nothing else.
+ */
+import type { Etcd3 } from "etcd3";
+import { StoreCompactedError, StoreUnavailableError } from "./config-store.js";
+import { callEtcd, createEtcdClient, prefixEnd } from "./etcd-client.js";
+import type { EtcdSecurity } from "./etcd-security.js";
+import { type EtcdWatchSink, openEtcdWatch } from "./etcd-watch.js";
+import { allOriginsKeyPrefix } from "./store-key.js";
+
+const COMPACTED = "required revision has been compacted";
+
+/** Options of {@link createEtcdConnection}; every value already resolved (no defaults here). */
+export interface EtcdConnectionOptions {
+  /** The etcd client URLs; at least one. */
+  readonly endpoints: readonly string[];
+  /** TLS and authentication towards etcd (see etcd-security.ts); undefined for none. */
+  readonly security: EtcdSecurity | undefined;
+  /**
+   * The store's normalized key prefix: the key {@link EtcdConnection.currentRevision}
+   * reads, and (over all origins) the keys watched to find a compaction point.
+   */
+  readonly prefix: string;
+  /** The bound on every request and on starting a watch, in milliseconds. */
+  readonly requestTimeoutMs: number;
+  /** How long a watch may be idle before a progress request probes it, in milliseconds. */
+  readonly probeIntervalMs: number;
+}
+
+/** The guarded client of one etcd store; see {@link createEtcdConnection}. */
+export interface EtcdConnection {
+  /**
+   * The etcd3 client, for building requests only: every request goes
+   * through {@link EtcdConnection.call}, every watch through
+   * {@link EtcdConnection.openWatch}.
+   */
+  readonly client: Etcd3;
+  /**
+   * Runs one request with {@link callEtcd}'s deadline and error
+   * translation. Rejects with {@link StoreUnavailableError} once
+   * closed, and, when the request is a read at `revision` that etcd refuses
+   * as compacted, with a {@link StoreCompactedError} naming the oldest
+   * readable revision.
+   */
+  call<T>(
+    what: string,
+    request: (callOptions: { deadline: number }) => Promise<T>,
+    revision?: number,
+  ): Promise<T>;
+  /**
+   * Opens a raw watch stream over the keys starting with `keyPrefix`, from
+   * `startRevision` on (see {@link openEtcdWatch}), that
+   * {@link EtcdConnection.close} stops; returns the function that stops it.
+   * Once closed, `sink.error` gets a {@link StoreUnavailableError} in a
+   * microtask instead.
+   */
+  openWatch(startRevision: number, keyPrefix: string, sink: EtcdWatchSink): () => void;
+  /** Reads the current revision with the cheapest request there is, through {@link EtcdConnection.call}. */
+  currentRevision(what: string): Promise<number>;
+  /** Stops every open watch and closes the client; afterwards every call is refused. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Creates the connection of one etcd store. Nothing connects until the
+ * first call; nothing it does raises an unhandled rejection or an unhandled
+ * `error` event.
+ */
+export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnection {
+  const { prefix, requestTimeoutMs, probeIntervalMs } = options;
+  const client = createEtcdClient(options.endpoints, options.security);
+  const watches = new Set<() => void>();
+  let closed = false;
+
+  const call = async <T>(
+    what: string,
+    request: (callOptions: { deadline: number }) => Promise<T>,
+    revision?: number,
+  ): Promise<T> => {
+    if (closed) throw new StoreUnavailableError("the etcd store is closed");
+    try {
+      return await callEtcd(what, requestTimeoutMs, request);
+    } catch (error) {
+      if (revision !== undefined && error instanceof Error && error.message.includes(COMPACTED)) {
+        const oldest = await findCompactRevision(revision);
+        throw new StoreCompactedError(
+          `revision ${revision} has been compacted (oldest readable: ${oldest})`,
+          oldest,
+        );
+      }
+      throw error;
+    }
+  };
+
+  const openWatch = (
+    startRevision: number,
+    keyPrefix: string,
+    sink: EtcdWatchSink,
+  ): (() => void) => {
+    if (closed) {
+      queueMicrotask(() => sink.error(new StoreUnavailableError("the etcd store is closed")));
+      return () => {};
+    }
+    const stop = (): void => {
+      watches.delete(stop);
+      stopRaw();
+    };
+    const stopRaw = openEtcdWatch(
+      client,
+      {
+        key: Buffer.from(keyPrefix),
+        rangeEnd: prefixEnd(keyPrefix),
+        startRevision,
+        requestTimeoutMs,
+        probeIntervalMs,
+      },
+      {
+        changes: sink.changes,
+        error: (error) => {
+          watches.delete(stop);
+          sink.error(error);
+        },
+      },
+    );
+    watches.add(stop);
+    return stop;
+  };
+
+  /**
+   * Finds etcd's compaction point after a read at `revision` failed as
+   * compacted: etcd 3.4 says so only to a watch, so this starts one there.
+   * Falls back to `revision + 1` (a lower bound) when etcd does not say.
+   */
+  const findCompactRevision = (revision: number): Promise<number> =>
+    new Promise((resolve) => {
+      const fallback = (): void => {
+        stop();
+        resolve(revision + 1);
+      };
+      const stop = openWatch(revision, allOriginsKeyPrefix(prefix), {
+        changes: () => {},
+        error: (error) => {
+          clearTimeout(guard);
+          if (error instanceof StoreCompactedError) resolve(error.compactRevision);
+          else fallback();
+        },
+      });
+      const guard = setTimeout(fallback, requestTimeoutMs);
+    });
+
+  const currentRevision = async (what: string): Promise<number> => {
+    const response = await call(what, (callOptions) =>
+      client.kv.range({ key: Buffer.from(prefix), count_only: true }, callOptions),
+    );
+    return Number(response.header.revision);
+  };
+
+  return {
+    client,
+    call,
+    openWatch,
+    currentRevision,
+    close: () => {
+      if (closed) return;
+      closed = true;
+      for (const stop of [...watches]) stop();
+      client.close();
+    },
+  };
+}
