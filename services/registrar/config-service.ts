@@ -30,6 +30,7 @@ import type { ConfigCache } from "./config-cache.js";
 import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
 import { createKeptListings } from "./kept-listings.js";
 import { createListing } from "./listing.js";
+import { createPageTokens, type PageTokens } from "./page-token.js";
 import type { RegistrarMetrics } from "./registrar-metrics.js";
 import {
   checkListAllConfigRequest,
@@ -70,6 +71,11 @@ export interface ConfigServiceOptions {
   readonly maxStreamBacklog?: number;
   /** The store kind reported by GetConfigStatus; default the store's own. */
   readonly storeKind?: string;
+  /**
+   * Makes and checks page tokens; default a key of this process's own (see
+   * `page-token.ts`: replicas behind one Service should share one).
+   */
+  readonly pageTokens?: PageTokens;
   /** The export controller's state for GetConfigStatus; undefined means export is off. */
   readonly exportStatus?: () => ExportStatus;
 }
@@ -131,11 +137,13 @@ export function createConfigService(
 ): ServiceImpl<typeof ConfigService> {
   const { store, cache, policy, metrics } = options;
   const logger = options.logger ?? createSilentLogger();
+  const tokens = options.pageTokens ?? createPageTokens();
   const listing = createListing({
     store,
     cache,
     policy,
     kept: createKeptListings({ capacity: KEPT_LISTINGS, ttlMs: KEPT_LISTING_TTL_MS }),
+    tokens,
   });
   const watches = createWatchStreams({
     cache,
@@ -149,7 +157,9 @@ export function createConfigService(
     request: ListConfigRequest,
     binary: boolean,
   ): Promise<ListConfigResponse> {
-    const page = await listing.keyOrderedPage(checkListConfigRequest(request, options.origin));
+    const page = await listing.keyOrderedPage(
+      checkListConfigRequest(request, options.origin, tokens),
+    );
     const response = create(ListConfigResponseSchema, {
       nextPageToken: page.nextPageToken,
       revision: BigInt(page.revision),
@@ -161,7 +171,7 @@ export function createConfigService(
     request: ListAllConfigRequest,
     binary: boolean,
   ): Promise<ListAllConfigResponse> {
-    const query = checkListAllConfigRequest(request);
+    const query = checkListAllConfigRequest(request, tokens);
     // The effective view needs every origin's candidates for a service and is
     // ordered by service, not by key: it pages through a resolved snapshot.
     const page =

@@ -8,7 +8,7 @@
  * not the order of origin then service (see `ListResult.entries`), so the
  * cursor search compares keys, never names. Synchronous and free of I/O.
  */
-import { encodePageToken } from "./page-token.js";
+import type { PageTokens } from "./page-token.js";
 import { compareKeys } from "./store/decode-entry.js";
 import { projectionKey } from "./store/store-key.js";
 
@@ -129,12 +129,13 @@ export function windowPage<T extends ListingPosition>(
 }
 
 /**
- * The page token for the page after one whose last entry is `last`, in a
+ * The page token (made by `tokens`) for the page after one whose last entry is `last`, in a
  * listing of the query `fingerprint` read at `revision`: "" when there is no
  * more (or the page is empty). A listing by service only (`byServiceOnly`)
  * leaves the cursor's origin "".
  */
 export function nextToken(
+  tokens: PageTokens,
   fingerprint: string,
   revision: number,
   last: ListingPosition | undefined,
@@ -142,7 +143,7 @@ export function nextToken(
   byServiceOnly = false,
 ): string {
   if (!more || last === undefined) return "";
-  return encodePageToken(fingerprint, {
+  return tokens.encode(fingerprint, {
     revision,
     origin: byServiceOnly ? "" : last.origin,
     service: last.service,

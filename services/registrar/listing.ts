@@ -30,6 +30,7 @@ import {
 } from "./config-cache.js";
 import type { KeptListings } from "./kept-listings.js";
 import { firstAfter, nextToken, type PageSlice, pageOf, windowPage } from "./listing-cursor.js";
+import type { PageTokens } from "./page-token.js";
 import { type ListingQuery, MAX_PAGE_SIZE } from "./request-checks.js";
 import type { ConfigStore, StoredProjection } from "./store/config-store.js";
 import { compareKeys } from "./store/decode-entry.js";
@@ -58,6 +59,8 @@ export interface ListingOptions {
   readonly policy: ImportPolicy;
   /** The windows kept between the pages of a listing. */
   readonly kept: KeptListings;
+  /** Makes the page tokens. */
+  readonly tokens: PageTokens;
 }
 
 /** Serves the pages of listings; see {@link createListing}. */
@@ -215,7 +218,13 @@ export function createListing(options: ListingOptions): Listing {
       return {
         entries: page.entries,
         revision: page.revision,
-        nextPageToken: nextToken(query.fingerprint, page.revision, page.entries.at(-1), page.more),
+        nextPageToken: nextToken(
+          options.tokens,
+          query.fingerprint,
+          page.revision,
+          page.entries.at(-1),
+          page.more,
+        ),
       };
     },
     async effectivePage(query) {
@@ -226,7 +235,14 @@ export function createListing(options: ListingOptions): Listing {
       return {
         entries: page.entries,
         revision,
-        nextPageToken: nextToken(fingerprint, revision, page.entries.at(-1), page.more, true),
+        nextPageToken: nextToken(
+          options.tokens,
+          fingerprint,
+          revision,
+          page.entries.at(-1),
+          page.more,
+          true,
+        ),
       };
     },
   };

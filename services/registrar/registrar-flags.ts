@@ -3,10 +3,12 @@
  * configuration. Every problem is reported as a {@link UsageError} whose
  * message names the flag and says what is expected.
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { checkClusterName } from "../common/service-name.js";
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
 import { UsageError } from "../process/usage-error.js";
+import { MIN_PAGE_TOKEN_KEY_BYTES } from "./page-token.js";
 import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 
@@ -56,6 +58,14 @@ export interface RegistrarConfig {
   readonly kubeconfig: string | undefined;
   /** The lease TTL of the export leader election (etcd store), in milliseconds. */
   readonly electionTtlMs: number;
+  /**
+   * `--page-token-key-file`: the file holding the key that authenticates page
+   * tokens (shared by replicas behind one Service); undefined: a random key
+   * of this process's own.
+   */
+  readonly pageTokenKeyFile: string | undefined;
+  /** How long a page token is accepted, in milliseconds. */
+  readonly pageTokenTtlMs: number;
 }
 
 /** The export source a registrar reads: a directory of manifests, or the Kubernetes API. */
@@ -107,6 +117,11 @@ Flags:
                             config, else $KUBECONFIG or ~/.kube/config)
   --election-ttl DURATION   lease TTL of the export leader election with --store etcd: a
                             dead leader's replica takes over within it (default 10s)
+  --page-token-key-file PATH
+                            secret (at least 16 bytes) that authenticates list page tokens;
+                            give replicas behind one Service the same file (default: a
+                            random key per process, so a token works on its replica only)
+  --page-token-ttl DURATION how long a list page token is accepted (default 5m)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 `;
@@ -128,6 +143,8 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         store: { type: "string", default: "memory" },
         "etcd-endpoints": { type: "string" },
         "etcd-prefix": { type: "string", default: DEFAULT_STORE_PREFIX },
+        "page-token-key-file": { type: "string" },
+        "page-token-ttl": { type: "string", default: "5m" },
         "etcd-ca-file": { type: "string" },
         "etcd-cert-file": { type: "string" },
         "etcd-key-file": { type: "string" },
@@ -201,6 +218,16 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   if (electionTtlMs < 1_000) {
     throw new UsageError("--election-ttl must be at least 1s (etcd leases count whole seconds)");
   }
+  const pageTokenKeyFile = values["page-token-key-file"] as string | undefined;
+  if (pageTokenKeyFile !== undefined) {
+    try {
+      readPageTokenKey(pageTokenKeyFile);
+    } catch (error) {
+      throw new UsageError(`--page-token-key-file: ${(error as Error).message}`);
+    }
+  }
+  const pageTokenTtlMs = parseDurationFlag("page-token-ttl", values["page-token-ttl"] as string);
+  if (pageTokenTtlMs < 1_000) throw new UsageError("--page-token-ttl must be at least 1s");
   return {
     cluster,
     ...parseListenFlag(values.listen as string),
@@ -217,7 +244,29 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     exportSource,
     kubeconfig,
     electionTtlMs,
+    pageTokenKeyFile,
+    pageTokenTtlMs,
   };
+}
+
+/**
+ * Reads the page-token key from `path`: the file's bytes, a trailing newline
+ * trimmed. Throws an Error (naming the file, never its content) when it
+ * cannot be read or holds fewer than 16 bytes.
+ */
+export function readPageTokenKey(path: string): Buffer {
+  let key: Buffer;
+  try {
+    key = readFileSync(path);
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  let end = key.length;
+  while (end > 0 && (key[end - 1] === 0x0a || key[end - 1] === 0x0d)) end--;
+  if (end < MIN_PAGE_TOKEN_KEY_BYTES) {
+    throw new Error(`${path} holds ${end} bytes; a key needs at least ${MIN_PAGE_TOKEN_KEY_BYTES}`);
+  }
+  return key.subarray(0, end);
 }
 
 const ETCD_SECURITY_FLAGS = [

@@ -26,7 +26,8 @@ import { createConfigService } from "./config-service.js";
 import { createEtcdLeaderElection, exportElectionName } from "./export/etcd-leader-election.js";
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
-import type { RegistrarConfig } from "./registrar-flags.js";
+import { createPageTokens } from "./page-token.js";
+import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
 import { createHttpServer, type ListenAddress } from "./server/create-http-server.js";
 import { createHealthService } from "./server/health-service.js";
@@ -212,6 +213,12 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
   const store =
     options.store ?? createConfiguredStore(config, logger.child({ part: "store" }), security);
   const policy = createImportPolicy({ controlCluster: config.controlCluster });
+  const pageTokens = createPageTokens({
+    ttlMs: config.pageTokenTtlMs,
+    ...(config.pageTokenKeyFile === undefined
+      ? {}
+      : { key: readPageTokenKey(config.pageTokenKeyFile) }),
+  });
   let metrics: RegistrarMetrics | undefined;
   const cache = createConfigCache({
     store,
@@ -266,6 +273,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
           logger: logger.child({ part: "config-service" }),
           drainSignal,
           keepaliveMs: config.keepaliveMs,
+          pageTokens,
           ...(exporter === undefined
             ? {}
             : { exportStatus: () => toExportStatusMessage(exporter) }),

@@ -16,9 +16,9 @@ import {
 import { checkClusterName, checkServiceName } from "../common/service-name.js";
 import type { CacheView } from "./config-cache.js";
 import {
-  decodePageToken,
   type PageCursor,
   PageTokenError,
+  type PageTokens,
   queryFingerprint,
 } from "./page-token.js";
 
@@ -89,15 +89,19 @@ export function checkView(view: ConfigView): CacheView {
 }
 
 /**
- * Reads a request's `page_token` for the query `fingerprint`: undefined for
- * "" (the first page), otherwise the cursor it carries. A token that is
- * malformed or belongs to another query throws {@link invalid} with the
+ * Reads a request's `page_token` for the query `fingerprint` with `tokens`:
+ * undefined for "" (the first page), otherwise the cursor it carries. A token
+ * that is malformed, forged, expired or belongs to another query throws {@link invalid} with the
  * message of its {@link PageTokenError}.
  */
-export function readCursor(fingerprint: string, token: string): PageCursor | undefined {
+export function readCursor(
+  tokens: PageTokens,
+  fingerprint: string,
+  token: string,
+): PageCursor | undefined {
   if (token === "") return undefined;
   try {
-    return decodePageToken(fingerprint, token);
+    return tokens.decode(fingerprint, token);
   } catch (error) {
     if (error instanceof PageTokenError) throw invalid(error.message);
     throw error;
@@ -146,6 +150,7 @@ export interface WatchQuery {
 export function checkListConfigRequest(
   request: Pick<ListConfigRequest, "originCluster" | "services" | "pageSize" | "pageToken">,
   ownOrigin: string,
+  tokens: PageTokens,
 ): ListConfigQuery {
   const origin = request.originCluster === "" ? ownOrigin : request.originCluster;
   const originProblem = checkClusterName(origin);
@@ -153,7 +158,7 @@ export function checkListConfigRequest(
   const services = checkServices(request.services);
   const pageSize = checkPageSize(request.pageSize);
   const fingerprint = queryFingerprint(["ListConfig", origin, request.services]);
-  const cursor = readCursor(fingerprint, request.pageToken);
+  const cursor = readCursor(tokens, fingerprint, request.pageToken);
   return { origin, services, pageSize, fingerprint, cursor };
 }
 
@@ -163,12 +168,13 @@ export function checkListConfigRequest(
  */
 export function checkListAllConfigRequest(
   request: Pick<ListAllConfigRequest, "services" | "view" | "pageSize" | "pageToken">,
+  tokens: PageTokens,
 ): ListAllConfigQuery {
   const services = checkServices(request.services);
   const view = checkView(request.view);
   const pageSize = checkPageSize(request.pageSize);
   const fingerprint = queryFingerprint(["ListAllConfig", view, request.services]);
-  const cursor = readCursor(fingerprint, request.pageToken);
+  const cursor = readCursor(tokens, fingerprint, request.pageToken);
   return { view, services, pageSize, fingerprint, cursor };
 }
 

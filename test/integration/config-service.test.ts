@@ -1,5 +1,9 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { connect as connectHttp2 } from "node:http2";
 import { createConnection } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -381,8 +385,13 @@ describe("ListConfig and ListAllConfig paging", () => {
       if (i % 4 === 0)
         await east.put(makeProjection(service, { version: versionAt(i % 8 === 0 ? 100 : 1) }));
     }
-    const first = await registrar(["--cluster", "hub"], hub);
-    const other = await registrar(["--cluster", "hub"], hub);
+    // Replicas share the page-token key, so each takes the other's tokens.
+    const keyFile = join(await mkdtemp(join(tmpdir(), "page-token-")), "key");
+    await writeFile(keyFile, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
+    const keyFlags = ["--page-token-key-file", keyFile];
+    const first = await registrar(["--cluster", "hub", ...keyFlags], hub);
+    const other = await registrar(["--cluster", "hub", ...keyFlags], hub);
+    const stranger = await registrar(["--cluster", "hub"], hub);
     const whole = await first.client.listAllConfig({ pageSize: 1000 });
     expect(whole.projections).toHaveLength(50);
     const expected = whole.projections.map((p) => `${p.service}@${p.originCluster}@${p.version}`);
@@ -411,6 +420,14 @@ describe("ListConfig and ListAllConfig paging", () => {
     expect(pages).toBe(Math.ceil(50 / 6));
     expect(seen).toEqual(expected);
     expect(revisions).toEqual(new Set([whole.revision]));
+
+    // A registrar with another key refuses the token: nobody can page at a revision of their choosing.
+    const page = await first.client.listAllConfig({ pageSize: 6 });
+    await expectCode(
+      stranger.client.listAllConfig({ pageSize: 6, pageToken: page.nextPageToken }),
+      Code.InvalidArgument,
+      /page_token is not a token returned by this service/,
+    );
   });
 });
 

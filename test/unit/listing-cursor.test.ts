@@ -13,7 +13,7 @@ import {
   startsAtOrBefore,
   windowPage,
 } from "../../services/registrar/listing-cursor.js";
-import { decodePageToken } from "../../services/registrar/page-token.js";
+import { createPageTokens } from "../../services/registrar/page-token.js";
 
 const PREFIX = "/p";
 const at = (origin: string, service: string): ListingPosition => ({ origin, service });
@@ -178,10 +178,11 @@ describe("windowPage", () => {
 });
 
 describe("nextToken", () => {
+  const tokens = createPageTokens({ key: Buffer.alloc(32, 7), now: () => 1_000 });
   const fingerprint = "fp";
   it("is empty on the last page and after an empty page", () => {
-    expect(nextToken(fingerprint, 9, at("b", "a/z"), false)).toBe("");
-    expect(nextToken(fingerprint, 9, undefined, true)).toBe("");
+    expect(nextToken(tokens, fingerprint, 9, at("b", "a/z"), false)).toBe("");
+    expect(nextToken(tokens, fingerprint, 9, undefined, true)).toBe("");
   });
   const cases: [string, boolean, ListingPosition][] = [
     ["in key order, the last entry's origin and service", false, at("b", "a/z")],
@@ -189,13 +190,14 @@ describe("nextToken", () => {
   ];
   for (const [name, byServiceOnly, expected] of cases) {
     it(`carries the revision and, ${name}`, () => {
-      const token = nextToken(fingerprint, 9, at("b", "a/z"), true, byServiceOnly);
-      expect(decodePageToken(fingerprint, token)).toEqual({ revision: 9, ...expected });
+      const token = nextToken(tokens, fingerprint, 9, at("b", "a/z"), true, byServiceOnly);
+      expect(tokens.decode(fingerprint, token)).toEqual({ revision: 9, ...expected });
     });
   }
-  it("is the token format of page-token.ts, byte for byte", () => {
-    expect(nextToken(fingerprint, 9, at("b", "a/z"), true)).toBe(
-      Buffer.from('[1,"fp",9,"b","a/z"]').toString("base64url"),
-    );
+  it("is the token format of page-token.ts, byte for byte: a MAC, then the body", () => {
+    const token = nextToken(tokens, fingerprint, 9, at("b", "a/z"), true);
+    const bytes = Buffer.from(token, "base64url");
+    expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(bytes.subarray(16).toString()).toBe('[2,"fp",9,"b","a/z",1000]');
   });
 });

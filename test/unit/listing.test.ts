@@ -8,7 +8,7 @@ import { createImportPolicy, type ImportPolicy } from "../../services/common/imp
 import { type ConfigCache, createConfigCache } from "../../services/registrar/config-cache.js";
 import { createKeptListings } from "../../services/registrar/kept-listings.js";
 import { createListing, type ListingPage, READ_AHEAD } from "../../services/registrar/listing.js";
-import { decodePageToken, type PageCursor } from "../../services/registrar/page-token.js";
+import { createPageTokens, type PageCursor } from "../../services/registrar/page-token.js";
 import type { ListingQuery } from "../../services/registrar/request-checks.js";
 import type { ConfigStore, ListOptions } from "../../services/registrar/store/config-store.js";
 import {
@@ -40,6 +40,9 @@ function counted(inner: ConfigStore): { store: ConfigStore; reads: ListOptions[]
   };
 }
 
+/** The page tokens of every listing here. */
+const tokens = createPageTokens({ key: Buffer.alloc(32, 7), now: () => 1_000 });
+
 /** A listing over `store` and `cache` with windows of its own. */
 function listingOver(store: ConfigStore, cache: ConfigCache, policy = createImportPolicy()) {
   return createListing({
@@ -47,6 +50,7 @@ function listingOver(store: ConfigStore, cache: ConfigCache, policy = createImpo
     cache,
     policy,
     kept: createKeptListings({ capacity: 8, ttlMs: 60_000, now: () => 0 }),
+    tokens,
   });
 }
 
@@ -72,8 +76,7 @@ async function allPages(
   do {
     const next = await page(cursor);
     pages.push(next);
-    cursor =
-      next.nextPageToken === "" ? undefined : decodePageToken(fingerprint, next.nextPageToken);
+    cursor = next.nextPageToken === "" ? undefined : tokens.decode(fingerprint, next.nextPageToken);
   } while (cursor !== undefined);
   return pages;
 }
@@ -117,7 +120,7 @@ describe("a listing in key order", () => {
     const { store, reads } = counted(inner);
     const first = await listingOver(store, STARTING).keyOrderedPage({ ...query(), origin: "hub" });
     await inner.put(makeProjection("ns/s00-later"));
-    const cursor = decodePageToken("q", first.nextPageToken);
+    const cursor = tokens.decode("q", first.nextPageToken);
     // Another replica (no kept window) serves the next page.
     const second = await listingOver(store, STARTING).keyOrderedPage({
       ...query({ cursor }),
@@ -228,7 +231,7 @@ describe("the EFFECTIVE view", () => {
     const { store, reads } = counted(inner);
     const listing = listingOver(store, STARTING);
     const first = await listing.effectivePage(query({ pageSize: 3 }));
-    const cursor = decodePageToken("q", first.nextPageToken);
+    const cursor = tokens.decode("q", first.nextPageToken);
     expect(cursor.origin).toBe("");
     await inner.put(makeProjection("ns/s0-later"));
     const kept = await listing.effectivePage(query({ pageSize: 3, cursor }));
@@ -238,7 +241,7 @@ describe("the EFFECTIVE view", () => {
     for (const page of [kept, again]) {
       expect(names(page)).toEqual(["ns/s3@hub", "ns/s4@hub", "ns/s5@hub"]);
       expect(page.revision).toBe(first.revision);
-      expect(decodePageToken("q", page.nextPageToken)).toEqual({
+      expect(tokens.decode("q", page.nextPageToken)).toEqual({
         revision: first.revision,
         origin: "",
         service: "ns/s5",

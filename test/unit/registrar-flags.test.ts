@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { UsageError } from "../../services/process/usage-error.js";
-import { parseRegistrarFlags } from "../../services/registrar/registrar-flags.js";
+import { parseRegistrarFlags, readPageTokenKey } from "../../services/registrar/registrar-flags.js";
 import { readEtcdSecurity } from "../../services/registrar/store/etcd-security.js";
 
 describe("registrar flags", () => {
@@ -334,5 +334,57 @@ describe("registrar etcd TLS and auth flags", () => {
     const config = parseRegistrarFlags(etcd(HTTPS));
     if (config === "help") throw new Error("unexpected help");
     expect(readEtcdSecurity(config)).toBeUndefined();
+  });
+});
+
+describe("registrar page token flags", () => {
+  const dir = mkdtempSync(join(tmpdir(), "page-token-flags-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+
+  it("defaults to a key of the process's own, good for 5 minutes", () => {
+    expect(parseRegistrarFlags(["--cluster", "hub"])).toMatchObject({
+      pageTokenKeyFile: undefined,
+      pageTokenTtlMs: 300_000,
+    });
+  });
+
+  it("reads a key file (its trailing newline trimmed) and a TTL", () => {
+    const path = file("key", "0123456789abcdef0123\n");
+    expect(
+      parseRegistrarFlags([
+        "--cluster",
+        "hub",
+        "--page-token-key-file",
+        path,
+        "--page-token-ttl",
+        "30s",
+      ]),
+    ).toMatchObject({ pageTokenKeyFile: path, pageTokenTtlMs: 30_000 });
+    expect(readPageTokenKey(path).toString()).toBe("0123456789abcdef0123");
+  });
+
+  it.each([
+    [
+      "a short key, without printing it",
+      () => file("short", "secret-ish\n"),
+      /holds 10 bytes; a key needs at least 16/,
+    ],
+    ["a missing file", () => join(dir, "missing"), /cannot read .*missing: ENOENT/],
+  ])("refuses %s", (_name, path, message) => {
+    const argv = ["--cluster", "hub", "--page-token-key-file", path()];
+    expect(() => parseRegistrarFlags(argv)).toThrow(UsageError);
+    expect(() => parseRegistrarFlags(argv)).toThrow(message);
+    expect(() => parseRegistrarFlags(argv)).not.toThrow(/secret-ish/);
+  });
+
+  it("refuses a TTL under a second", () => {
+    expect(() => parseRegistrarFlags(["--cluster", "hub", "--page-token-ttl", "10ms"])).toThrow(
+      /--page-token-ttl must be at least 1s/,
+    );
   });
 });

@@ -8,7 +8,7 @@ import {
   ListConfigRequestSchema,
   WatchConfigRequestSchema,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
-import { encodePageToken, queryFingerprint } from "../../services/registrar/page-token.js";
+import { createPageTokens, queryFingerprint } from "../../services/registrar/page-token.js";
 import {
   checkListAllConfigRequest,
   checkListConfigRequest,
@@ -32,8 +32,9 @@ function refusal(run: () => unknown): string {
   throw new Error("expected the request to be refused");
 }
 
+const tokens = createPageTokens({ key: Buffer.alloc(32, 7), now: () => 1_000 });
 const listConfigFingerprint = queryFingerprint(["ListConfig", "hub", []]);
-const listConfigToken = encodePageToken(listConfigFingerprint, {
+const listConfigToken = tokens.encode(listConfigFingerprint, {
   revision: 7,
   origin: "hub",
   service: "ns/a",
@@ -82,7 +83,7 @@ describe("checkListConfigRequest", () => {
   for (const [name, fields, message] of refused) {
     it(`refuses ${name}`, () => {
       const request = create(ListConfigRequestSchema, fields);
-      expect(refusal(() => checkListConfigRequest(request, "hub"))).toMatch(message);
+      expect(refusal(() => checkListConfigRequest(request, "hub", tokens))).toMatch(message);
     });
   }
 
@@ -111,13 +112,13 @@ describe("checkListConfigRequest", () => {
   for (const [name, fields, expected] of accepted) {
     it(`accepts ${name}`, () => {
       const request = create(ListConfigRequestSchema, fields);
-      expect(checkListConfigRequest(request, "hub")).toMatchObject(expected);
+      expect(checkListConfigRequest(request, "hub", tokens)).toMatchObject(expected);
     });
   }
 
   it("binds the fingerprint to the origin and services, not their order or the page size", () => {
     const check = (fields: Partial<Parameters<typeof checkListConfigRequest>[0]>) =>
-      checkListConfigRequest(create(ListConfigRequestSchema, fields), "hub").fingerprint;
+      checkListConfigRequest(create(ListConfigRequestSchema, fields), "hub", tokens).fingerprint;
     expect(check({ services: ["ns/a", "ns/b"], pageSize: 3 })).toBe(
       check({ services: ["ns/b", "ns/a"], pageSize: 9 }),
     );
@@ -143,7 +144,7 @@ describe("checkListAllConfigRequest", () => {
   for (const [name, fields, message] of refused) {
     it(`refuses ${name}`, () => {
       const request = create(ListAllConfigRequestSchema, fields);
-      expect(refusal(() => checkListAllConfigRequest(request))).toMatch(message);
+      expect(refusal(() => checkListAllConfigRequest(request, tokens))).toMatch(message);
     });
   }
 
@@ -154,7 +155,7 @@ describe("checkListAllConfigRequest", () => {
   ];
   for (const [view, expected] of views) {
     it(`reads ${ConfigView[view]} as the ${expected} view`, () => {
-      const query = checkListAllConfigRequest(create(ListAllConfigRequestSchema, { view }));
+      const query = checkListAllConfigRequest(create(ListAllConfigRequestSchema, { view }), tokens);
       expect(query).toMatchObject({ view: expected, pageSize: DEFAULT_PAGE_SIZE });
     });
   }
@@ -162,15 +163,17 @@ describe("checkListAllConfigRequest", () => {
   it("binds the fingerprint to the view: a token of one view is refused by the other", () => {
     const all = checkListAllConfigRequest(
       create(ListAllConfigRequestSchema, { view: ConfigView.ALL_ORIGINS }),
+      tokens,
     );
-    const token = encodePageToken(all.fingerprint, { revision: 3, origin: "hub", service: "a/b" });
+    const token = tokens.encode(all.fingerprint, { revision: 3, origin: "hub", service: "a/b" });
     const again = checkListAllConfigRequest(
       create(ListAllConfigRequestSchema, { view: ConfigView.ALL_ORIGINS, pageToken: token }),
+      tokens,
     );
     expect(again.cursor).toEqual({ revision: 3, origin: "hub", service: "a/b" });
     expect(
       refusal(() =>
-        checkListAllConfigRequest(create(ListAllConfigRequestSchema, { pageToken: token })),
+        checkListAllConfigRequest(create(ListAllConfigRequestSchema, { pageToken: token }), tokens),
       ),
     ).toMatch(/belongs to a different query/);
   });
@@ -222,7 +225,7 @@ describe("refusals", () => {
     expect(invalid("x".repeat(513)).rawMessage).toBe(`${"x".repeat(512)}…`);
     const huge = `ns/${"a".repeat(5000)}`;
     const message = refusal(() =>
-      checkListConfigRequest(create(ListConfigRequestSchema, { services: [huge] }), "hub"),
+      checkListConfigRequest(create(ListConfigRequestSchema, { services: [huge] }), "hub", tokens),
     );
     expect(message).toHaveLength(513);
     expect(message.startsWith(`service "ns/aaa`)).toBe(true);
