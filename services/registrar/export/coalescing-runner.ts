@@ -96,6 +96,7 @@ export function nextRunnerState(
   return next;
 }
 
+/** {@link nextRunnerState} before settling. */
 function decide(state: RunnerState, event: RunnerEvent, context: RunnerContext): RunnerTransition {
   switch (event.type) {
     case "request":
@@ -111,6 +112,7 @@ function decide(state: RunnerState, event: RunnerEvent, context: RunnerContext):
       return { state, effects: [] }; // a timer of a state already left
     case "finished":
       if (state.kind !== "running") return { state, effects: [] };
+      // A retry replaces the run to follow, which it would repeat anyway.
       if (event.retryInMs !== undefined && context.active) {
         return { state: { kind: "backoff" }, effects: [{ type: "arm", delayMs: event.retryInMs }] };
       }
@@ -118,13 +120,15 @@ function decide(state: RunnerState, event: RunnerEvent, context: RunnerContext):
         ? request(IDLE, context.debounceMs, context)
         : { state: IDLE, effects: [] };
     case "reset": {
+      // A run under way goes on; it is followed by one for the new term, if any.
       if (state.kind === "running") {
         if (state.again === context.active) return { state, effects: [] };
         return { state: { kind: "running", again: context.active }, effects: [] };
       }
       const restarted = request(IDLE, 0, context);
-      if (state.kind === "idle")
+      if (state.kind === "idle") {
         return restarted.state === IDLE ? { state, effects: [] } : restarted;
+      }
       return { state: restarted.state, effects: [DISARM, ...restarted.effects] };
     }
   }
