@@ -7,55 +7,31 @@
  * kvstore watch store: list, then watch, an explicit synced state, and a
  * re-list that sweeps stale entries after the store was lost.
  *
- * This file is the shell: the connect loop (list, watch, ping, back off), the
- * state and its waiters, and the fan-out to subscribers. What it holds lives
- * in two synchronous, timer-free cores: the projection index
- * (`projection-index.ts`) and the change log (`change-log.ts`).
+ * This file is the shell: the connect loop (list, then follow the store with
+ * `store-follow.ts`, back off after a loss), the state and its waiters. What
+ * it holds is synchronous and timer-free (`cache-contents.ts`): the projection
+ * index (`projection-index.ts`), the change log (`change-log.ts`) and the
+ * subscribers (`cache-subscribers.ts`).
  */
 import type { ImportConflict, ImportPolicy, ImportRejection } from "../common/import-policy.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import { wakeableSleep } from "../runtime/sleep.js";
-import { type CachedProjection, toCachedProjection } from "./cached-projection.js";
-import { createChangeLog, eventsFor } from "./change-log.js";
-import {
-  type CacheEvent,
-  type CacheView,
-  type ChangeRecord,
-  createProjectionIndex,
-  type IndexStats,
-} from "./projection-index.js";
+import { createCacheContents, type InitialSync } from "./cache-contents.js";
+import type { CachedProjection } from "./cached-projection.js";
+import type { CacheEvent, CacheView, IndexStats } from "./projection-index.js";
 import {
   type ConfigStore,
   type StoredProjection,
-  type StoreEvent,
   StoreUnavailableError,
-  type StoreWatch,
 } from "./store/config-store.js";
+import { followStore } from "./store-follow.js";
 
+export type { InitialSync } from "./cache-contents.js";
 export { type CachedProjection, decodeCachedProjection } from "./cached-projection.js";
 export type { CacheEvent, CacheView } from "./projection-index.js";
 
 /** The state of the cache. */
 export type CacheState = "starting" | "synced" | "unavailable" | "stopped";
-
-/** What a new subscriber gets first. */
-export type InitialSync =
-  | {
-      /** A full snapshot: the subscriber replaces its state with `entries`. */
-      readonly kind: "snapshot";
-      /** The matching projections, by service then origin. */
-      readonly entries: CachedProjection[];
-      /** The revision the snapshot is consistent with. */
-      readonly revision: number;
-    }
-  | {
-      /** A replay: the changes after the requested resume revision. */
-      readonly kind: "replay";
-      /** The matching changes, in revision order. */
-      readonly events: CacheEvent[];
-      /** The revision the subscriber is consistent with after the replay. */
-      readonly revision: number;
-    };
 
 /** Options of {@link ConfigCache.subscribe}. */
 export interface SubscribeOptions {
@@ -169,112 +145,42 @@ type Connection =
   | { readonly state: "unavailable"; readonly error: Error; readonly interrupt?: () => void }
   | { readonly state: "stopped"; readonly error: Error | undefined };
 
-interface Subscriber {
-  readonly options: SubscribeOptions;
-  active: boolean;
-}
-
 /** Creates a cache over a store; call `start()` to begin following it. */
 export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
-  const { store, policy } = options;
+  const { store } = options;
   const logger = options.logger ?? createSilentLogger();
   const pingIntervalMs = options.pingIntervalMs ?? 2_000;
   const retryMinMs = options.retryMinMs ?? 200;
   const retryMaxMs = options.retryMaxMs ?? 5_000;
-
-  const index = createProjectionIndex({
-    policy,
-    onRejection(rejection) {
-      const { origin, service } = rejection.candidate;
-      logger.warn({ origin, service, reason: rejection.reason }, rejection.message);
-      options.onRejection?.(rejection);
-    },
+  const contents = createCacheContents({
+    policy: options.policy,
+    historyLimit: options.historyLimit ?? 10_000,
+    logger,
+    ...(options.onRejection === undefined ? {} : { onRejection: options.onRejection }),
   });
-  const log = createChangeLog({ limit: options.historyLimit ?? 10_000 });
-  const subscribers = new Set<Subscriber>();
-  let revision = 0;
+  const { index } = contents;
   let conn: Connection = { state: "starting" };
   let everSynced = false;
   let loop: Promise<void> | undefined;
-  let syncedWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
-  let settledWaiters: (() => void)[] = [];
+  const synced = createWaiters();
+  const settled = createWaiters();
 
   // Read through functions, so that checks after an await see the current value.
   const stopped = (): boolean => conn.state === "stopped";
   const lastError = (): Error | undefined =>
     conn.state === "unavailable" || conn.state === "stopped" ? conn.error : undefined;
 
-  function settle(): void {
-    const waiters = settledWaiters;
-    settledWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  function publish(records: readonly ChangeRecord[]): void {
-    if (records.length === 0) return;
-    log.remember(records);
-    for (const sub of subscribers) {
-      if (!sub.active) continue;
-      const events = eventsFor(records, sub.options);
-      if (events.length === 0) continue;
-      try {
-        sub.options.onEvents(events);
-      } catch (error) {
-        logger.error({ err: error }, "watch subscriber failed; closing it");
-        sub.active = false;
-        subscribers.delete(sub);
-      }
-    }
-  }
-
-  function onStoreEvents(events: StoreEvent[]): void {
-    const records = events.map((event) =>
-      index.apply(
-        event.type === "put" ? { ...event, entry: toCachedProjection(event.entry) } : event,
-      ),
-    );
-    const last = events[events.length - 1];
-    if (last !== undefined) revision = Math.max(revision, last.revision);
-    publish(records);
-  }
-
-  /** Replaces the index with a fresh listing, publishing the difference (stale-then-sweep). */
-  function resync(listed: StoredProjection[], listRevision: number): void {
-    const entries = listed.map(toCachedProjection);
-    const records = index.resync(entries, listRevision);
-    revision = Math.max(revision, listRevision);
-    if (!everSynced) {
-      // A client may resume from the listing's revision having seen only part of
-      // a batch written at it: keep that batch's puts replayable (its deletes
-      // cannot be known from a listing; the export controller never batches them).
-      const atListRevision = entries.filter((entry) => entry.modRevision === listRevision);
-      log.restart(
-        listRevision,
-        atListRevision.map((entry) => index.upsertRecord(entry, listRevision)),
-      );
-    } else {
-      publish(records);
-    }
-  }
-
-  function closeSubscribers(error: Error | undefined): void {
-    const closing = [...subscribers];
-    subscribers.clear();
-    for (const sub of closing) {
-      if (!sub.active) continue;
-      sub.active = false;
-      if (error !== undefined) sub.options.onClose(error);
-    }
-  }
-
-  /** Marks the cache synced after a listing and wakes whoever waits for it. */
-  function markSynced(): void {
+  /** Takes a listing in (stale-then-sweep), marks the cache synced and wakes whoever waits. */
+  function onListed(listing: { entries: StoredProjection[]; revision: number }): void {
+    contents.resync(listing.entries, listing.revision, !everSynced);
     everSynced = true;
     conn = { state: "synced" };
-    settle();
-    logger.info({ revision, projections: index.stats().projections }, "config cache synced");
-    for (const waiter of syncedWaiters) waiter.resolve();
-    syncedWaiters = [];
+    settled.resolveAll();
+    logger.info(
+      { revision: contents.revision, projections: index.stats().projections },
+      "config cache synced",
+    );
+    synced.resolveAll();
   }
 
   /** Marks the store lost: closes the subscribers, which must re-subscribe once it is back. */
@@ -283,8 +189,8 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       logger.error({ err: error.message }, "store lost; closing watch streams until it is back");
     }
     conn = { state: "unavailable", error };
-    settle();
-    closeSubscribers(new StoreUnavailableError(`store unavailable: ${error.message}`));
+    settled.resolveAll();
+    contents.closeSubscribers(new StoreUnavailableError(`store unavailable: ${error.message}`));
   }
 
   /** Waits `ms` before the next attempt; stop() cuts it short. */
@@ -295,49 +201,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     if (!stopped()) conn = { state: "unavailable", error };
   }
 
-  /** Follows the store from `from` until the watch fails or the store stops answering pings. */
-  function follow(from: number): Promise<Error | undefined> {
-    return new Promise((resolve) => {
-      let done = false;
-      let watch: StoreWatch | undefined;
-      let pinger: NodeJS.Timeout | undefined;
-      const finish = (error: Error | undefined) => {
-        if (done) return;
-        done = true;
-        if (pinger !== undefined) clearInterval(pinger);
-        void watch?.cancel().catch(() => undefined);
-        resolve(error);
-      };
-      conn = { state: "synced", interrupt: () => finish(undefined) };
-      watch = store.watch(from, {
-        onEvents: (events) => {
-          if (!done) onStoreEvents(events);
-        },
-        onError: (error) => finish(error),
-      });
-      if (done) {
-        // The watch failed before it returned: release it, and start no pinger.
-        void watch.cancel().catch(() => undefined);
-        return;
-      }
-      let pinging = false;
-      pinger = setInterval(() => {
-        if (pinging || done) return;
-        pinging = true;
-        store.ping().then(
-          () => {
-            pinging = false;
-          },
-          (error: unknown) => {
-            pinging = false;
-            finish(error instanceof Error ? error : new StoreUnavailableError(String(error)));
-          },
-        );
-      }, pingIntervalMs);
-      pinger.unref?.();
-    });
-  }
-
+  /** Lists, then follows (see {@link followStore}), until stopped; backs off after a loss. */
   async function run(): Promise<void> {
     let delay = retryMinMs;
     while (!stopped()) {
@@ -345,10 +209,15 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       try {
         const listing = await store.list();
         if (stopped()) return;
-        resync(listing.entries, listing.revision);
-        markSynced();
+        onListed(listing);
         delay = retryMinMs;
-        error = await follow(listing.revision);
+        error = await followStore(store, listing.revision, {
+          pingIntervalMs,
+          onEvents: (events) => contents.applyEvents(events),
+          onInterruptible: (interrupt) => {
+            conn = { state: "synced", interrupt };
+          },
+        });
       } catch (caught) {
         error = caught instanceof Error ? caught : new Error(String(caught));
       }
@@ -377,18 +246,12 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     );
   };
 
-  /** See {@link ConfigCache.snapshot}. */
-  const snapshot: ConfigCache["snapshot"] = (services, view) => {
-    checkSynced();
-    return { entries: index.snapshot(services, view), revision };
-  };
-
   return {
     get state() {
       return conn.state;
     },
     get revision() {
-      return revision;
+      return contents.revision;
     },
     get lastError() {
       return lastError();
@@ -402,45 +265,56 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     whenSynced() {
       if (everSynced) return Promise.resolve();
       if (stopped()) return Promise.reject(new Error("config cache stopped"));
-      return new Promise((resolve, reject) => syncedWaiters.push({ resolve, reject }));
+      return synced.wait();
     },
     whenSettled() {
       if (conn.state !== "starting") return Promise.resolve();
-      return new Promise((resolve) => settledWaiters.push(resolve));
+      return settled.wait();
     },
     async stop() {
       const interrupt =
         conn.state === "synced" || conn.state === "unavailable" ? conn.interrupt : undefined;
       conn = { state: "stopped", error: lastError() };
-      settle();
+      settled.resolveAll();
       interrupt?.();
       await loop;
-      closeSubscribers(undefined);
-      for (const waiter of syncedWaiters) waiter.reject(new Error("config cache stopped"));
-      syncedWaiters = [];
+      contents.closeSubscribers(undefined);
+      synced.rejectAll(new Error("config cache stopped"));
     },
-    snapshot,
+    snapshot(services, view) {
+      checkSynced();
+      return { entries: contents.snapshot(services, view), revision: contents.revision };
+    },
     subscribe(subscribeOptions) {
       checkSynced();
-      const sub: Subscriber = { options: subscribeOptions, active: true };
-      const resume = subscribeOptions.resumeRevision;
-      const initial: InitialSync = log.canReplay(resume, revision)
-        ? { kind: "replay", events: eventsFor(log.recordsToReplay(resume), sub.options), revision }
-        : { kind: "snapshot", ...snapshot(subscribeOptions.services, subscribeOptions.view) };
-      subscribers.add(sub);
-      return {
-        initial,
-        unsubscribe() {
-          sub.active = false;
-          subscribers.delete(sub);
-        },
-      };
+      return contents.subscribe(subscribeOptions);
     },
-    stats() {
-      return { ...index.stats(), subscribers: subscribers.size };
-    },
+    stats: () => ({ ...index.stats(), subscribers: contents.subscribers }),
     rejections: () => index.rejections(),
     conflicts: () => index.conflicts(),
     entries: () => index.entries(),
+  };
+}
+
+/** Promises that are resolved (or rejected) all at once, later. */
+function createWaiters(): {
+  wait(): Promise<void>;
+  resolveAll(): void;
+  rejectAll(error: Error): void;
+} {
+  let waiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  const take = () => {
+    const taken = waiters;
+    waiters = [];
+    return taken;
+  };
+  return {
+    wait: () => new Promise((resolve, reject) => waiters.push({ resolve, reject })),
+    resolveAll: () => {
+      for (const waiter of take()) waiter.resolve();
+    },
+    rejectAll: (error) => {
+      for (const waiter of take()) waiter.reject(error);
+    },
   };
 }

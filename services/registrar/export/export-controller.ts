@@ -14,7 +14,7 @@
  *   resync after a reconnect. Projection is incremental too (see
  *   `projector-incremental.ts`): an edit of one route re-projects the
  *   services it affects, not the whole snapshot.
- * - Puts are batched into transactions of up to {@link MAX_WRITE_BATCH}
+ * - Puts are batched into transactions of up to `MAX_WRITE_BATCH`
  *   (one revision each); deletes are written one at a time, so that every
  *   batch a watcher sees is a set of upserts (see `ConfigCache`).
  *
@@ -30,25 +30,36 @@
  *   the term and the election campaigns again.
  * - Authority: with a control cluster other than this registrar's own
  *   cluster, it does not export at all, and says why once.
+ *
+ * This module is the shell: leadership terms and their fences, the source,
+ * the store, metrics, logs and status. What to write (the diff, content
+ * digests, versions, batches, unexports) is the pure plan in
+ * `export-plan.ts`; when to reconcile (debounce, one more run, retries) is
+ * the coalescing runner in `coalescing-runner.ts`.
  */
-import { createHash } from "node:crypto";
 import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
-import { projectionContent } from "../../common/projection-content.js";
-import { formatVersion, parseVersion } from "../../common/projection-version.js";
+import { formatVersion } from "../../common/projection-version.js";
 import type { RouteRejection, RouteWarning } from "../../common/projector.js";
-import { createIncrementalProjector } from "../../common/projector-incremental.js";
+import {
+  createIncrementalProjector,
+  type IncrementalProjector,
+} from "../../common/projector-incremental.js";
 import { type Backoff, createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
-import {
-  type ConfigStore,
-  FencedWriteError,
-  MAX_WRITE_BATCH,
-  type WriteOptions,
-} from "../store/config-store.js";
-import { unstampValue } from "../store/decode-entry.js";
+import { type ConfigStore, FencedWriteError, type WriteOptions } from "../store/config-store.js";
+import { type CoalescingRunner, createCoalescingRunner } from "./coalescing-runner.js";
 import { createNoopExportMetrics, type ExportMetrics } from "./export-metrics.js";
+import {
+  type ChangedProjection,
+  changedBatches,
+  type ExportView,
+  nextVersion,
+  planUnexports,
+  storedView,
+} from "./export-plan.js";
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
+import { runLimited } from "./run-limited.js";
 
 /** The default debounce of change notifications, in milliseconds. */
 export const DEFAULT_EXPORT_DEBOUNCE_MS = 50;
@@ -169,19 +180,6 @@ export function exportAuthority(
   };
 }
 
-/** What the controller knows it wrote (or listed) for one service under its origin. */
-interface ExportedProjection {
-  /** The SHA-256 of the content bytes (see {@link projectionContent}), base64url. */
-  readonly digest: string;
-  /** The stored version. */
-  readonly version: string;
-}
-
-/** The digest by which the controller recognises content it exported (see {@link ExportedProjection}). */
-function contentDigest(content: Uint8Array): string {
-  return createHash("sha256").update(content).digest("base64url");
-}
-
 /** The system clock in nanoseconds since the Unix epoch (millisecond resolution). */
 export function systemClockNanos(): bigint {
   return BigInt(Date.now()) * 1_000_000n;
@@ -195,11 +193,46 @@ class TermEndedError extends Error {
 /** How many store writes (batches or deletes) one reconcile has in flight at most. */
 const WRITE_CONCURRENCY = 4;
 
-/** The most content bytes one write batch carries, well under etcd's 1.5 MiB request limit. */
-const MAX_BATCH_BYTES = 512 * 1024;
-
 /** How many services a reconcile names in its info log line; the rest are counted. */
 const LOGGED_SERVICES = 20;
+
+/**
+ * One controller's dependencies and mutable state, shared by its factory and
+ * the steps of a reconcile below (module functions, so that each stays small).
+ */
+interface Shell {
+  readonly source: ObjectSource;
+  readonly store: ConfigStore;
+  readonly origin: string;
+  readonly leadership: LeaderElection;
+  readonly logger: Logger;
+  readonly metrics: ExportMetrics;
+  readonly clock: () => bigint;
+  readonly backoff: Backoff;
+  readonly projector: IncrementalProjector;
+  phase: "created" | "running" | "stopped";
+  /** The last version issued (see {@link nextVersion}); 0 before the first. */
+  lastIssued: bigint;
+  /**
+   * The own-origin projections as listed at the start of `viewTerm` and
+   * updated by every write since; undefined when the store must be listed
+   * again (a new term, or a write that failed and may or may not have landed).
+   */
+  view: ExportView | undefined;
+  viewTerm: LeaderTerm | undefined;
+  /** The rejections and warnings of the last reconcile, identified as `noteProblems` does. */
+  seenProblems: Set<string>;
+  /** The projections exported by the last successful reconcile (see {@link ExportStatus}). */
+  services: number;
+  reconciles: number;
+  writes: number;
+  lastSuccessAt: Date | undefined;
+  lastError: string | undefined;
+  /** The last reconcile failed (status `retrying`). */
+  failing: boolean;
+  rejections: RouteRejection[];
+  warnings: RouteWarning[];
+}
 
 /**
  * Creates an export controller; nothing runs until `start()`. Throws a
@@ -210,497 +243,366 @@ export function createExportController(options: ExportControllerOptions): Export
   if (store.origin !== origin) {
     throw new TypeError(`the store writes under origin ${store.origin}, not ${origin}`);
   }
-  const logger = options.logger ?? createSilentLogger();
-  const metrics = options.metrics ?? createNoopExportMetrics();
-  const clock = options.clock ?? systemClockNanos;
-  const debounceMs = options.debounceMs ?? DEFAULT_EXPORT_DEBOUNCE_MS;
-  const maxDelayMs = options.maxDelayMs ?? 1_000;
-  const backoff: Backoff = createBackoff({
-    initialMs: options.retryInitialMs ?? 100,
-    maxMs: options.retryMaxMs ?? 5_000,
-    ...(options.random === undefined ? {} : { random: options.random }),
-  });
+  const shell = newShell(options);
+  const { logger, metrics } = shell;
   const authority = exportAuthority(origin, options.controlCluster);
-
-  let phase: "created" | "running" | "stopped" = "created";
-  let lastIssued = 0n;
-  let exportedCount = 0;
-  let reconciles = 0;
-  let writes = 0;
-  let lastSuccessAt: Date | undefined;
-  let lastError: string | undefined;
-  let failing = false;
-  let rejections: RouteRejection[] = [];
-  let warnings: RouteWarning[] = [];
-  let seenProblems = new Set<string>();
-  const projector = createIncrementalProjector();
-  /**
-   * The own-origin projections as listed at the start of `viewTerm` and
-   * updated by every write since; undefined when the store must be listed
-   * again (a new term, or a write that failed and may or may not have landed).
-   */
-  let view: Map<string, ExportedProjection> | undefined;
-  let viewTerm: LeaderTerm | undefined;
-
-  /** The debounce timer of a scheduled reconcile. */
-  let timer: NodeJS.Timeout | undefined;
-  /** When the first change the scheduled reconcile covers arrived. */
-  let firstPendingAt: number | undefined;
-  /** The retry timer after a failed reconcile. */
-  let retryTimer: NodeJS.Timeout | undefined;
-  /** The reconcile under way. */
-  let running: Promise<void> | undefined;
-  /** A change arrived during the running reconcile: run once more after it. */
-  let again = false;
-  let idleWaiters: (() => void)[] = [];
+  const runner = createCoalescingRunner({
+    run: () => {
+      const term = leadership.term;
+      return term === undefined ? Promise.resolve(undefined) : runOnce(shell, term);
+    },
+    active: () => shell.phase === "running" && leadership.term !== undefined,
+    debounceMs: options.debounceMs ?? DEFAULT_EXPORT_DEBOUNCE_MS,
+    maxDelayMs: options.maxDelayMs ?? 1_000,
+  });
   const unsubscribe: (() => void)[] = [];
-
-  const isIdle = (): boolean =>
-    timer === undefined && retryTimer === undefined && running === undefined && !again;
-  const notifyIfIdle = (): void => {
-    if (!isIdle()) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  };
-  const cancelScheduled = (): void => {
-    clearTimeout(timer);
-    clearTimeout(retryTimer);
-    timer = undefined;
-    retryTimer = undefined;
-    firstPendingAt = undefined;
-    again = false;
-  };
-
-  /**
-   * Schedules a reconcile `delayMs` from now (postponed by later calls, but
-   * never past `maxDelayMs` after the first), or once more after the running
-   * one. Does nothing while not the leader or while a retry is pending (the
-   * retry reads the latest snapshot anyway).
-   */
-  const schedule = (delayMs: number = debounceMs): void => {
-    if (phase !== "running" || leadership.term === undefined || retryTimer !== undefined) return;
-    if (running !== undefined) {
-      again = true;
-      return;
-    }
-    const now = Date.now();
-    firstPendingAt ??= now;
-    const due = Math.min(now + delayMs, firstPendingAt + maxDelayMs);
-    clearTimeout(timer);
-    timer = setTimeout(fire, Math.max(0, due - now));
-  };
-
-  const fire = (): void => {
-    timer = undefined;
-    firstPendingAt = undefined;
-    const term = leadership.term;
-    if (phase !== "running" || term === undefined) {
-      notifyIfIdle();
-      return;
-    }
-    running = runOnce(term).finally(() => {
-      running = undefined;
-      if (again) {
-        again = false;
-        schedule();
-      }
-      notifyIfIdle();
-    });
-  };
-
-  /** Runs one reconcile for `term` and handles its outcome; never rejects. */
-  const runOnce = async (term: LeaderTerm): Promise<void> => {
-    if (!source.synced) return; // whenSynced() schedules one.
-    reconciles++;
-    try {
-      await reconcile(term);
-      // Index what the projections depend on now, not when the next edit is waiting.
-      setImmediate(() => projector.prepare());
-      backoff.reset();
-      failing = false;
-      lastError = undefined;
-      lastSuccessAt = new Date();
-      metrics.setLastSuccess(lastSuccessAt.getTime() / 1_000);
-    } catch (error) {
-      // A write may have landed or not: list the store again before the next diff.
-      view = undefined;
-      if (error instanceof TermEndedError) return;
-      const message = error instanceof Error ? error.message : String(error);
-      lastError = message;
-      metrics.countError();
-      if (error instanceof FencedWriteError) {
-        logger.warn({ err: message, term: term.id }, "export write fenced off; leadership lost");
-        leadership.relinquish(term, message);
-        return;
-      }
-      const delay = backoff.next();
-      if (!failing || backoff.attempts % 10 === 1) {
-        logger.warn(
-          { err: message, retryInMs: Math.round(delay), attempt: backoff.attempts },
-          "export reconcile failed; retrying",
-        );
-      }
-      failing = true;
-      if (phase === "running" && leadership.term === term) {
-        retryTimer = setTimeout(() => {
-          retryTimer = undefined;
-          schedule(0);
-          notifyIfIdle();
-        }, delay);
-      }
-    }
-  };
-
-  /** Returns a version for new content of a service whose stored version is `previous`. */
-  const nextVersion = (previous: string | undefined): string => {
-    let nanos = clock();
-    if (nanos <= lastIssued) nanos = lastIssued + 1n;
-    const stored = previous === undefined ? undefined : parseVersion(previous);
-    if (stored !== undefined && nanos <= stored) nanos = stored + 1n;
-    lastIssued = nanos;
-    return formatVersion(nanos);
-  };
-
-  /** Logs and counts the rejections and warnings not seen in the previous reconcile. */
-  const noteProblems = (newRejections: RouteRejection[], newWarnings: RouteWarning[]): void => {
-    const seen = new Set<string>();
-    for (const [kind, list] of [
-      ["rejection", newRejections],
-      ["warning", newWarnings],
-    ] as const) {
-      for (const problem of list) {
-        const id = `${kind}\n${problem.route.kind}/${problem.route.namespace}/${problem.route.name}\n${problem.reason}\n${problem.message}\n${problem.services.join(",")}`;
-        seen.add(id);
-        if (seenProblems.has(id)) continue;
-        const fields = {
-          route: problem.route,
-          reason: problem.reason,
-          message: problem.message,
-          services: problem.services,
-        };
-        if (kind === "rejection") {
-          metrics.countRejection(problem.reason);
-          logger.warn(fields, "route rejected; it is not exported");
-        } else {
-          logger.warn(fields, "route exported with a problem");
-        }
-      }
-    }
-    seenProblems = seen;
-    rejections = newRejections;
-    warnings = newWarnings;
-  };
-
-  const checkTerm = (term: LeaderTerm): void => {
-    if (term.signal.aborted || leadership.term !== term || phase !== "running") {
-      throw new TermEndedError("the leadership term ended");
-    }
-  };
-
-  /**
-   * Lists the own-origin projections into a new view for `term`: each
-   * service's content digest and version. The content is read off the stored
-   * bytes without decoding them: they are encoded canonically (by this
-   * controller, or a `--seed`), so dropping the origin and version fields
-   * gives exactly the content bytes. (Bytes some other encoder wrote with
-   * another field order would only look changed, and be written once more.)
-   */
-  const listView = async (term: LeaderTerm): Promise<Map<string, ExportedProjection>> => {
-    const listing = await store.list({ origin });
-    checkTerm(term);
-    const listed = new Map<string, ExportedProjection>();
-    for (const entry of listing.entries) {
-      const content = unstampValue(entry.value) ?? projectionContent(entry.projection);
-      listed.set(entry.service, { digest: contentDigest(content), version: entry.version });
-    }
-    return listed;
-  };
-
-  /**
-   * Diffs the desired projections against the view of the stored own-origin
-   * ones and writes the difference. The view is listed first when this term
-   * has none; then everything is projected again, otherwise only what the
-   * source's changes affect.
-   */
-  const reconcile = async (term: LeaderTerm): Promise<void> => {
-    const snapshot = source.snapshot();
-    let current = viewTerm === term ? view : undefined;
-    const relisted = current === undefined;
-    if (current === undefined) {
-      view = undefined;
-      current = await listView(term);
-      view = current;
-      viewTerm = term;
-    }
-    const exported = current;
-    const { full, projections, rejections, warnings } = projector.update(snapshot, {
-      full: relisted,
-    });
-    noteProblems(rejections, warnings);
-    // Handed over to the batches, which let go of each projection as they take it.
-    const pending: (ServiceConfigProjection | undefined)[] = [...projections];
-    const writeOptions: WriteOptions = term.fence === undefined ? {} : { fence: term.fence };
-    const written: { service: string; isNew: boolean }[] = [];
-    const deleted: string[] = [];
-
-    const writeBatch = async (batch: readonly ChangedProjection[]): Promise<void> => {
-      checkTerm(term);
-      const stamped = batch.map(({ projection }) => ({
-        ...projection,
-        version: nextVersion(exported.get(projection.service)?.version),
-        originCluster: origin,
-      }));
-      const revision = await store.write(
-        stamped.map((projection, i) => ({
-          type: "put",
-          projection,
-          content: (batch[i] as ChangedProjection).content,
-        })),
-        writeOptions,
-      );
-      for (const [i, projection] of stamped.entries()) {
-        const { digest, isNew } = batch[i] as ChangedProjection;
-        exported.set(projection.service, { digest, version: projection.version });
-        written.push({ service: projection.service, isNew });
-        writes++;
-        metrics.countWrite("put");
-        logger.debug(
-          {
-            service: projection.service,
-            version: projection.version,
-            revision,
-            routes: projection.routes.length,
-          },
-          isNew ? "exported a new projection" : "exported a changed projection",
-        );
-      }
-    };
-
-    const unexport = async (service: string): Promise<void> => {
-      checkTerm(term);
-      const revision = await store.delete(service, writeOptions);
-      exported.delete(service);
-      deleted.push(service);
-      writes++;
-      metrics.countWrite("delete");
-      logger.debug({ service, revision }, "unexported a projection no longer exported");
-    };
-
-    // While the source reports problems (a manifest that does not parse, a
-    // failed watch), its snapshot may be missing objects that still exist:
-    // hold unexports until it is whole again, so a typo never deletes config.
-    const holdDeletes = source.problems().length > 0;
-    const gone = [...exported.keys()].filter((service) => !projector.services.has(service));
-    if (holdDeletes && gone.length > 0) {
-      logger.warn(
-        { services: gone, problems: source.problems().length },
-        "holding unexports while the export source reports problems",
-      );
-    }
-    // Tasks are made as the writers ask for them: the content of the next
-    // batch is encoded while earlier batches are in flight.
-    function* tasks(): Generator<() => Promise<void>> {
-      for (const batch of changedBatches(pending, exported)) {
-        yield () => writeBatch(batch);
-      }
-      if (!holdDeletes) for (const service of gone) yield () => unexport(service);
-    }
-    try {
-      await runLimited(tasks(), WRITE_CONCURRENCY);
-    } finally {
-      logWrites(written, deleted);
-    }
-    checkTerm(term);
-    exportedCount = projector.services.size;
-    metrics.setServices(exportedCount);
-    logger.debug(
-      { writes: written.length + deleted.length, services: exportedCount, full },
-      "export reconciled",
-    );
-  };
-
-  /**
-   * Logs one info line for the projections a reconcile wrote (those whose
-   * writes landed), naming up to {@link LOGGED_SERVICES} of each kind; every write is
-   * also logged on its own at debug level.
-   */
-  const logWrites = (
-    written: readonly { service: string; isNew: boolean }[],
-    deleted: readonly string[],
-  ): void => {
-    if (written.length === 0 && deleted.length === 0) return;
-    const created = written.filter((w) => w.isNew).map((w) => w.service);
-    const changed = written.filter((w) => !w.isNew).map((w) => w.service);
-    const name = (services: readonly string[]) => services.slice(0, LOGGED_SERVICES);
-    logger.info(
-      {
-        new: created.length,
-        changed: changed.length,
-        unexported: deleted.length,
-        ...(created.length > 0 ? { newServices: name(created) } : {}),
-        ...(changed.length > 0 ? { changedServices: name(changed) } : {}),
-        ...(deleted.length > 0 ? { unexportedServices: name(deleted) } : {}),
-      },
-      "exported projections",
-    );
-  };
-
-  const onTerm = (term: LeaderTerm | undefined): void => {
-    if (phase !== "running") return;
-    metrics.setLeader(term !== undefined);
-    cancelScheduled();
-    backoff.reset();
-    failing = false;
-    view = undefined;
-    if (term === undefined) {
-      exportedCount = 0;
-      metrics.setServices(0);
-      logger.info("not the export leader; not exporting");
-      notifyIfIdle();
-      return;
-    }
-    logger.info(
-      { term: term.id, source: source.name, synced: source.synced },
-      "export leader; exporting once the source is synced",
-    );
-    schedule(0);
-  };
-
-  const state = (): ExportState => {
-    if (!authority.exports) return "disabled";
-    if (phase !== "running") return phase;
-    if (leadership.term === undefined) return "standby";
-    if (!source.synced) return "waiting-for-source";
-    return failing ? "retrying" : "exporting";
-  };
 
   return {
     enabled: authority.exports,
     start() {
-      if (phase !== "created") return;
+      if (shell.phase !== "created") return;
       if (!authority.exports) {
-        phase = "stopped";
+        shell.phase = "stopped";
         logger.warn({ controlCluster: options.controlCluster, origin }, authority.reason);
         return;
       }
-      phase = "running";
-      unsubscribe.push(leadership.onChange(onTerm));
-      unsubscribe.push(source.onChange(() => schedule()));
+      shell.phase = "running";
+      unsubscribe.push(leadership.onChange((term) => followTerm(shell, runner, term)));
+      unsubscribe.push(source.onChange(() => runner.request()));
       source.start();
       source.whenSynced().then(
         () => {
           logger.info({ source: source.name }, "export source synced");
-          schedule(0);
+          runner.request(0);
         },
         (error: unknown) => {
-          if (phase === "running") logger.error({ err: error }, "export source failed to sync");
+          if (shell.phase === "running") {
+            logger.error({ err: error }, "export source failed to sync");
+          }
         },
       );
       leadership.start();
     },
     async stop() {
-      if (phase === "stopped") return;
-      const wasRunning = phase === "running";
-      phase = "stopped";
+      if (shell.phase === "stopped") return;
+      const wasRunning = shell.phase === "running";
+      shell.phase = "stopped";
       for (const off of unsubscribe.splice(0)) off();
-      cancelScheduled();
+      runner.reset(); // not active any more: cancels everything, starts nothing
       if (!wasRunning) return;
       await leadership.stop();
-      await running;
+      await runner.running;
       metrics.setLeader(false);
       await source.stop();
-      notifyIfIdle();
     },
-    status() {
-      return {
-        state: state(),
-        disabledReason: authority.exports ? undefined : authority.reason,
-        source: source.name,
-        leader: authority.exports && phase === "running" && leadership.term !== undefined,
-        term: leadership.term?.id,
-        services: exportedCount,
-        reconciles,
-        writes,
-        lastSuccessAt,
-        lastError,
-        rejections,
-        warnings,
-        sourceProblems: authority.exports ? source.problems() : [],
-      };
-    },
-    idle() {
-      if (isIdle()) return Promise.resolve();
-      return new Promise((resolve) => idleWaiters.push(resolve));
-    },
+    status: () => statusOf(shell, authority),
+    idle: () => runner.whenIdle(),
   };
 }
 
-/** A projection whose content differs from what the store holds. */
-interface ChangedProjection {
-  /** The projection, without version and origin. */
-  readonly projection: ServiceConfigProjection;
-  /** Its content bytes (see {@link projectionContent}). */
-  readonly content: Uint8Array;
-  /** Their digest (see {@link contentDigest}). */
-  readonly digest: string;
-  /** Whether the store holds no projection of the service yet. */
-  readonly isNew: boolean;
-}
-
 /**
- * Yields the projections whose content differs from `exported` in write
- * batches of at most {@link MAX_WRITE_BATCH} projections and about
- * {@link MAX_BATCH_BYTES} content bytes (a larger projection goes alone),
- * encoding each projection's content only when the batch is asked for. Each
- * projection is removed from `projections` as it is taken, so that a large
- * export holds only the projections not written yet.
+ * Follows a change of leadership to `term` (undefined: not the leader): what
+ * the old term scheduled is cancelled and its view forgotten; a new term
+ * reconciles at once (once the source is synced), listing the store first.
  */
-function* changedBatches(
-  projections: (ServiceConfigProjection | undefined)[],
-  exported: ReadonlyMap<string, ExportedProjection>,
-): Generator<ChangedProjection[]> {
-  let batch: ChangedProjection[] = [];
-  let bytes = 0;
-  for (let i = 0; i < projections.length; i++) {
-    const projection = projections[i];
-    projections[i] = undefined;
-    if (projection === undefined) continue;
-    const known = exported.get(projection.service);
-    const content = projectionContent(projection);
-    const digest = contentDigest(content);
-    if (known?.digest === digest) continue;
-    const size = content.length + 128;
-    if (batch.length > 0 && (batch.length === MAX_WRITE_BATCH || bytes + size > MAX_BATCH_BYTES)) {
-      yield batch;
-      batch = [];
-      bytes = 0;
-    }
-    batch.push({ projection, content, digest, isNew: known === undefined });
-    bytes += size;
+function followTerm(shell: Shell, runner: CoalescingRunner, term: LeaderTerm | undefined): void {
+  const { logger, metrics, source } = shell;
+  if (shell.phase !== "running") return;
+  metrics.setLeader(term !== undefined);
+  runner.reset();
+  shell.backoff.reset();
+  shell.failing = false;
+  shell.view = undefined;
+  if (term === undefined) {
+    shell.services = 0;
+    metrics.setServices(0);
+    logger.info("not the export leader; not exporting");
+    return;
   }
-  if (batch.length > 0) yield batch;
+  logger.info(
+    { term: term.id, source: source.name, synced: source.synced },
+    "export leader; exporting once the source is synced",
+  );
+}
+
+/** The state of a controller with `options`, before `start()`. */
+function newShell(options: ExportControllerOptions): Shell {
+  const { source, store, origin, leadership } = options;
+  return {
+    source,
+    store,
+    origin,
+    leadership,
+    logger: options.logger ?? createSilentLogger(),
+    metrics: options.metrics ?? createNoopExportMetrics(),
+    clock: options.clock ?? systemClockNanos,
+    backoff: createBackoff({
+      initialMs: options.retryInitialMs ?? 100,
+      maxMs: options.retryMaxMs ?? 5_000,
+      ...(options.random === undefined ? {} : { random: options.random }),
+    }),
+    projector: createIncrementalProjector(),
+    phase: "created",
+    lastIssued: 0n,
+    view: undefined,
+    viewTerm: undefined,
+    seenProblems: new Set(),
+    services: 0,
+    reconciles: 0,
+    writes: 0,
+    lastSuccessAt: undefined,
+    lastError: undefined,
+    failing: false,
+    rejections: [],
+    warnings: [],
+  };
 }
 
 /**
- * Runs `tasks` with at most `limit` in flight, taking each task from the
- * iterable only when a runner is free. On the first failure no new task
- * starts; the ones in flight finish, then it rejects with that failure.
+ * Runs one reconcile for `term` and handles its outcome. Resolves with the
+ * delay before a retry after a failure while `term` is still the current
+ * term, else undefined; never rejects.
  */
-async function runLimited(tasks: Iterable<() => Promise<void>>, limit: number): Promise<void> {
-  const iterator = tasks[Symbol.iterator]();
-  let failure: { error: unknown } | undefined;
-  const runner = async (): Promise<void> => {
-    while (failure === undefined) {
-      try {
-        const next = iterator.next();
-        if (next.done === true) return;
-        await next.value();
-      } catch (error) {
-        failure ??= { error };
+async function runOnce(shell: Shell, term: LeaderTerm): Promise<number | undefined> {
+  const { source, backoff, metrics, logger, leadership } = shell;
+  if (!source.synced) return undefined; // whenSynced() asks for one.
+  shell.reconciles++;
+  try {
+    await reconcile(shell, term);
+    // Index what the projections depend on now, not when the next edit is waiting.
+    setImmediate(() => shell.projector.prepare());
+    backoff.reset();
+    shell.failing = false;
+    shell.lastError = undefined;
+    shell.lastSuccessAt = new Date();
+    metrics.setLastSuccess(shell.lastSuccessAt.getTime() / 1_000);
+    return undefined;
+  } catch (error) {
+    // A write may have landed or not: list the store again before the next diff.
+    shell.view = undefined;
+    if (error instanceof TermEndedError) return undefined;
+    const message = error instanceof Error ? error.message : String(error);
+    shell.lastError = message;
+    metrics.countError();
+    if (error instanceof FencedWriteError) {
+      logger.warn({ err: message, term: term.id }, "export write fenced off; leadership lost");
+      leadership.relinquish(term, message);
+      return undefined;
+    }
+    const delay = backoff.next();
+    if (!shell.failing || backoff.attempts % 10 === 1) {
+      logger.warn(
+        { err: message, retryInMs: Math.round(delay), attempt: backoff.attempts },
+        "export reconcile failed; retrying",
+      );
+    }
+    shell.failing = true;
+    return shell.phase === "running" && leadership.term === term ? delay : undefined;
+  }
+}
+
+/** Throws a {@link TermEndedError} unless `term` is still the current term of a running controller. */
+function checkTerm(shell: Shell, term: LeaderTerm): void {
+  if (term.signal.aborted || shell.leadership.term !== term || shell.phase !== "running") {
+    throw new TermEndedError("the leadership term ended");
+  }
+}
+
+/** Lists the own-origin projections into a new view for `term` (see {@link storedView}). */
+async function listView(shell: Shell, term: LeaderTerm): Promise<ExportView> {
+  const listing = await shell.store.list({ origin: shell.origin });
+  checkTerm(shell, term);
+  return storedView(listing.entries);
+}
+
+/**
+ * Diffs the desired projections against the view of the stored own-origin
+ * ones and writes the difference, every write with the term's fence. The
+ * view is listed first when this term has none; then everything is
+ * projected again, otherwise only what the source's changes affect.
+ */
+async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
+  const { source, store, projector, logger, metrics } = shell;
+  const snapshot = source.snapshot();
+  let current = shell.viewTerm === term ? shell.view : undefined;
+  const relisted = current === undefined;
+  if (current === undefined) {
+    shell.view = undefined;
+    current = await listView(shell, term);
+    shell.view = current;
+    shell.viewTerm = term;
+  }
+  const view = current;
+  const { full, projections, rejections, warnings } = projector.update(snapshot, {
+    full: relisted,
+  });
+  noteProblems(shell, rejections, warnings);
+  // Handed over to the batches, which let go of each projection as they take it.
+  const pending: (ServiceConfigProjection | undefined)[] = [...projections];
+  const writeOptions: WriteOptions = term.fence === undefined ? {} : { fence: term.fence };
+  const written: { service: string; isNew: boolean }[] = [];
+  const deleted: string[] = [];
+
+  const writeBatch = async (batch: readonly ChangedProjection[]): Promise<void> => {
+    checkTerm(shell, term);
+    const stamped = batch.map(({ projection }) => {
+      const previous = view.get(projection.service)?.version;
+      shell.lastIssued = nextVersion(previous, shell.clock(), shell.lastIssued);
+      return {
+        ...projection,
+        version: formatVersion(shell.lastIssued),
+        originCluster: shell.origin,
+      };
+    });
+    const revision = await store.write(
+      stamped.map((projection, i) => ({
+        type: "put",
+        projection,
+        content: (batch[i] as ChangedProjection).content,
+      })),
+      writeOptions,
+    );
+    for (const [i, projection] of stamped.entries()) {
+      const { digest, isNew } = batch[i] as ChangedProjection;
+      view.set(projection.service, { digest, version: projection.version });
+      written.push({ service: projection.service, isNew });
+      shell.writes++;
+      metrics.countWrite("put");
+      logger.debug(
+        {
+          service: projection.service,
+          version: projection.version,
+          revision,
+          routes: projection.routes.length,
+        },
+        isNew ? "exported a new projection" : "exported a changed projection",
+      );
+    }
+  };
+
+  const unexport = async (service: string): Promise<void> => {
+    checkTerm(shell, term);
+    const revision = await store.delete(service, writeOptions);
+    view.delete(service);
+    deleted.push(service);
+    shell.writes++;
+    metrics.countWrite("delete");
+    logger.debug({ service, revision }, "unexported a projection no longer exported");
+  };
+
+  const problems = source.problems().length;
+  const unexports = planUnexports(view, projector.services, problems > 0);
+  if (unexports.held.length > 0) {
+    logger.warn(
+      { services: unexports.held, problems },
+      "holding unexports while the export source reports problems",
+    );
+  }
+  // Tasks are made as the writers ask for them: the content of the next
+  // batch is encoded while earlier batches are in flight.
+  function* tasks(): Generator<() => Promise<void>> {
+    for (const batch of changedBatches(pending, view)) yield () => writeBatch(batch);
+    for (const service of unexports.unexport) yield () => unexport(service);
+  }
+  try {
+    await runLimited(tasks(), WRITE_CONCURRENCY);
+  } finally {
+    logWrites(logger, written, deleted);
+  }
+  checkTerm(shell, term);
+  shell.services = projector.services.size;
+  metrics.setServices(shell.services);
+  logger.debug(
+    { writes: written.length + deleted.length, services: shell.services, full },
+    "export reconciled",
+  );
+}
+
+/** Logs and counts the rejections and warnings not seen in the previous reconcile. */
+function noteProblems(
+  shell: Shell,
+  newRejections: RouteRejection[],
+  newWarnings: RouteWarning[],
+): void {
+  const { logger, metrics } = shell;
+  const seen = new Set<string>();
+  for (const [kind, list] of [
+    ["rejection", newRejections],
+    ["warning", newWarnings],
+  ] as const) {
+    for (const problem of list) {
+      const id = `${kind}\n${problem.route.kind}/${problem.route.namespace}/${problem.route.name}\n${problem.reason}\n${problem.message}\n${problem.services.join(",")}`;
+      seen.add(id);
+      if (shell.seenProblems.has(id)) continue;
+      const fields = {
+        route: problem.route,
+        reason: problem.reason,
+        message: problem.message,
+        services: problem.services,
+      };
+      if (kind === "rejection") {
+        metrics.countRejection(problem.reason);
+        logger.warn(fields, "route rejected; it is not exported");
+      } else {
+        logger.warn(fields, "route exported with a problem");
       }
     }
+  }
+  shell.seenProblems = seen;
+  shell.rejections = newRejections;
+  shell.warnings = newWarnings;
+}
+
+/**
+ * Logs one info line for the projections a reconcile wrote (those whose
+ * writes landed), naming up to {@link LOGGED_SERVICES} of each kind; every write is
+ * also logged on its own at debug level.
+ */
+function logWrites(
+  logger: Logger,
+  written: readonly { service: string; isNew: boolean }[],
+  deleted: readonly string[],
+): void {
+  if (written.length === 0 && deleted.length === 0) return;
+  const created = written.filter((w) => w.isNew).map((w) => w.service);
+  const changed = written.filter((w) => !w.isNew).map((w) => w.service);
+  const name = (services: readonly string[]) => services.slice(0, LOGGED_SERVICES);
+  logger.info(
+    {
+      new: created.length,
+      changed: changed.length,
+      unexported: deleted.length,
+      ...(created.length > 0 ? { newServices: name(created) } : {}),
+      ...(changed.length > 0 ? { changedServices: name(changed) } : {}),
+      ...(deleted.length > 0 ? { unexportedServices: name(deleted) } : {}),
+    },
+    "exported projections",
+  );
+}
+
+/** The status of the controller `shell`, which `authority` lets export or not. */
+function statusOf(shell: Shell, authority: ReturnType<typeof exportAuthority>): ExportStatus {
+  const { phase, leadership, source } = shell;
+  const stateNow = (): ExportState => {
+    if (!authority.exports) return "disabled";
+    if (phase !== "running") return phase;
+    if (leadership.term === undefined) return "standby";
+    if (!source.synced) return "waiting-for-source";
+    return shell.failing ? "retrying" : "exporting";
   };
-  await Promise.all(Array.from({ length: limit }, runner));
-  if (failure !== undefined) throw failure.error;
+  return {
+    state: stateNow(),
+    disabledReason: authority.exports ? undefined : authority.reason,
+    source: source.name,
+    leader: authority.exports && phase === "running" && leadership.term !== undefined,
+    term: leadership.term?.id,
+    services: shell.services,
+    reconciles: shell.reconciles,
+    writes: shell.writes,
+    lastSuccessAt: shell.lastSuccessAt,
+    lastError: shell.lastError,
+    rejections: shell.rejections,
+    warnings: shell.warnings,
+    sourceProblems: authority.exports ? source.problems() : [],
+  };
 }
