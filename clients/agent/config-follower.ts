@@ -17,9 +17,9 @@
  *   failure: last-known config keeps being served.
  * - **Poll fallback**: from the first failure until a new stream has
  *   synced, `ListAllConfig` (ALL_ORIGINS, the dependency set, every page at
- *   one revision) runs every poll interval (± 10 % jitter); a complete listing replaces the
- *   state, and a successful poll retries the stream at once. Mode `poll`
- *   only polls.
+ *   one revision) runs every poll interval (± 10 % jitter); a complete
+ *   listing replaces the state, and a successful poll retries the stream
+ *   at once. Mode `poll` only polls.
  * - **Checks**: every received projection goes through
  *   {@link checkReceived} (requested service, well-formed event, shared
  *   import policy). A rejected one is reported (once per origin, service,
@@ -28,46 +28,40 @@
  * - **Dependency set changes** re-subscribe with a fresh snapshot; the old
  *   state is kept (and served) until the new one is complete. An empty set
  *   watches and polls nothing.
+ *
+ * This file is the shell's wiring: one cycle per dependency set, and the
+ * follow mode's effects carried out. The decisions are pure cores: the
+ * stream protocol in `watch-session.ts`, the application of received
+ * changes in `candidate-set.ts`, the switching between stream, backoff and
+ * polling in `follow-mode.ts`. The held state is `imported-state.ts`; the
+ * loops and client calls are `watch-loop.ts` and `watch-stream.ts` (with the
+ * keep-alive watchdog), `config-poller.ts` and `config-listing.ts`.
  */
-import { type Client, Code, ConnectError } from "@connectrpc/connect";
-import {
-  type ConfigService,
-  ConfigView,
-  type WatchConfigResponse,
-  WatchEventType,
-} from "../../gen/aether/registry/v1/config_service_pb.js";
-import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
-import type { ImportCandidate, ImportPolicy } from "../../services/common/import-policy.js";
+import type { Client } from "@connectrpc/connect";
+import type { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
+import type { ImportPolicy } from "../../services/common/import-policy.js";
 import { type Backoff, createBackoff } from "../../services/runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
 import { wakeableSleep } from "../../services/runtime/sleep.js";
 import type { FollowMode, ImportOperation, StreamEventType } from "./agent-metrics.js";
-import { candidateKey, checkReceived, type ReceivedRejection } from "./received-projection.js";
+import { createConfigPoller } from "./config-poller.js";
+import {
+  type FollowEvent,
+  type FollowState,
+  type FollowTransition,
+  INITIAL_FOLLOW_STATE,
+  observedMode,
+  transition,
+} from "./follow-mode.js";
+import { createImportedState, type FollowerState, type FollowerUpdate } from "./imported-state.js";
+import type { ReceivedRejection } from "./received-projection.js";
+import { createWatchLoop } from "./watch-loop.js";
+
+export type { FollowerState, FollowerUpdate } from "./imported-state.js";
+export { ProtocolError } from "./protocol-error.js";
 
 /** The part of the generated ConfigService client the follower uses. */
 export type FollowerClient = Pick<Client<typeof ConfigService>, "watchConfig" | "listAllConfig">;
-
-/** The imported state: complete for a dependency set, at a registrar revision. */
-export interface FollowerState {
-  /** The dependency set the state is complete for, sorted. */
-  readonly services: readonly string[];
-  /** The registrar store revision the state is consistent with. */
-  readonly revision: bigint;
-  /** Every accepted origin's projection, keyed by {@link candidateKey}. */
-  readonly candidates: ReadonlyMap<string, ImportCandidate>;
-}
-
-/** A new state, and how it came. */
-export interface FollowerUpdate {
-  /** The new state. */
-  readonly state: FollowerState;
-  /** A stream snapshot or resume (`synced`), a streamed change (`change`), or a poll (`poll`). */
-  readonly via: "synced" | "change" | "poll";
-  /** The candidates whose version the previous state did not hold (new content). */
-  readonly fresh: readonly ImportCandidate[];
-  /** True when there was no previous state (neither from the cache nor received). */
-  readonly first: boolean;
-}
 
 /** Callbacks through which the follower reports what it does. */
 export interface FollowerObserver {
@@ -167,48 +161,6 @@ export function createReconnectBackoff(
   });
 }
 
-/** The registrar broke the WatchConfig or ListAllConfig contract. */
-export class ProtocolError extends Error {
-  override readonly name = "ProtocolError";
-}
-
-/**
- * Each poll period is the interval times a factor drawn uniformly from
- * 1 ± this, so a fleet of agents that started (or lost their registrar)
- * together does not poll in lockstep.
- */
-const POLL_JITTER = 0.1;
-
-/** The longest snapshot (events before SYNCED) the follower buffers. */
-const MAX_BUFFERED_EVENTS = 200_000;
-/** The most distinct rejected projections remembered for de-duplicating reports. */
-const MAX_REMEMBERED_REJECTIONS = 10_000;
-
-/** A received change, from a stream event or a listing. */
-interface Received {
-  readonly kind: "put" | "delete";
-  readonly origin: string;
-  readonly service: string;
-  readonly projection: ServiceConfigProjection | undefined;
-}
-
-const EVENT_LABELS: Record<number, StreamEventType> = {
-  [WatchEventType.SNAPSHOT]: "snapshot",
-  [WatchEventType.SYNCED]: "synced",
-  [WatchEventType.UPSERT]: "upsert",
-  [WatchEventType.DELETE]: "delete",
-  [WatchEventType.KEEPALIVE]: "keepalive",
-};
-
-function fromEvent(event: WatchConfigResponse): Received {
-  return {
-    kind: event.type === WatchEventType.DELETE ? "delete" : "put",
-    origin: event.originCluster,
-    service: event.service,
-    projection: event.projection,
-  };
-}
-
 function normalize(services: Iterable<string>): string[] {
   return [...new Set(services)].sort();
 }
@@ -217,394 +169,99 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((value, index) => value === b[index]);
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
-
 /** Creates a follower; nothing runs until `start()`. */
 export function createConfigFollower(options: ConfigFollowerOptions): ConfigFollower {
-  const { client, policy } = options;
   const configuredMode = options.mode ?? "watch";
-  const pollIntervalMs = options.pollIntervalMs ?? 10_000;
-  const random = options.random ?? Math.random;
-  const keepaliveTimeoutMs = options.keepaliveTimeoutMs ?? 45_000;
-  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-  const pageSize = options.pageSize ?? 1000;
   const backoff = options.backoff ?? createReconnectBackoff();
   const observer = options.observer ?? {};
   const logger = options.logger ?? createSilentLogger();
 
-  let services = normalize(options.services);
-  let requested: ReadonlySet<string> = new Set(services);
-  let state: FollowerState | undefined = options.initial;
-  /** The resume point: the state's revision, advanced by later events and keep-alives. */
-  let appliedRevision = state?.revision ?? 0n;
+  const imported = createImportedState({
+    policy: options.policy,
+    services: normalize(options.services),
+    initial: options.initial,
+    logger,
+    onUpdate: (update) => observer.onUpdate?.(update),
+    onRejection: (rejection) => observer.onRejection?.(rejection),
+  });
+  const poller = createConfigPoller({
+    client: options.client,
+    imported,
+    pageSize: options.pageSize ?? 1000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    intervalMs: options.pollIntervalMs ?? 10_000,
+    random: options.random ?? Math.random,
+    logger,
+    onPoll: (result) => observer.onPoll?.(result),
+    onError: (operation, error) => observer.onError?.(operation, error),
+    onSuccess: () => dispatch({ type: "poll-succeeded" }),
+  });
+  const watchLoop = createWatchLoop({
+    client: options.client,
+    imported,
+    keepaliveTimeoutMs: options.keepaliveTimeoutMs ?? 45_000,
+    backoff,
+    logger,
+    follow: (event) => dispatch(event),
+    onStreamEvent: (type) => observer.onStreamEvent?.(type),
+    onReconnect: () => observer.onReconnect?.(),
+    onError: (operation, error) => observer.onError?.(operation, error),
+    onDeadConnection: () => observer.onDeadConnection?.(),
+  });
+  let follow: FollowState = INITIAL_FOLLOW_STATE;
   let mode: FollowMode = configuredMode;
-  const rejected = new Map<string, string>();
   let cycle: AbortController | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
-  /** The fallback poller while one runs. */
-  let poller: { controller: AbortController; done: Promise<void> } | undefined;
-  /** Wakes the reconnect wait early (after a successful poll). */
-  let wakeReconnect: (() => void) | undefined;
-  /** Consecutive failures, so that a long outage logs once at warn, then at debug. */
-  const failures = { watch: 0, poll: 0 };
 
-  /** Logs a failure: the first of a run (or a new kind of error) at warn, repeats at debug. */
-  const logFailure = (operation: ImportOperation, message: string, fields: object) => {
-    failures[operation]++;
-    const level = failures[operation] === 1 ? "warn" : "debug";
-    logger[level]({ ...fields, failures: failures[operation] }, message);
-  };
-
-  const setMode = (next: FollowMode) => {
-    if (mode === next) return;
-    mode = next;
-    observer.onModeChange?.(next);
-  };
-
-  const reportRejection = (key: string, rejection: ReceivedRejection) => {
-    const tag = `${rejection.reason}\u0000${rejection.version}`;
-    if (rejected.get(key) === tag) return;
-    if (rejected.size >= MAX_REMEMBERED_REJECTIONS) rejected.clear();
-    rejected.set(key, tag);
-    logger.warn(
-      { origin: rejection.origin, service: rejection.service, reason: rejection.reason },
-      `projection rejected: ${rejection.message}`,
-    );
-    observer.onRejection?.(rejection);
-  };
-
-  /**
-   * Applies one received change to `target`. A rejected put keeps whatever
-   * `previous` held for its key (a rejection is never applied, not even as a
-   * removal); a delete outside the requested set is refused.
-   */
-  const applyReceived = (
-    target: Map<string, ImportCandidate>,
-    received: Received,
-    previous: ReadonlyMap<string, ImportCandidate>,
-  ) => {
-    const key = candidateKey(received.origin, received.service);
-    if (received.kind === "delete") {
-      const problem = !requested.has(received.service)
-        ? ("not_requested" as const)
-        : received.origin === ""
-          ? ("malformed_event" as const)
-          : undefined;
-      if (problem !== undefined) {
-        reportRejection(key, {
-          origin: received.origin,
-          service: received.service,
-          version: "",
-          reason: problem,
-          message: `DELETE of ${JSON.stringify(received.service)} from ${JSON.stringify(received.origin)} refused (${problem})`,
-        });
-        return;
-      }
-      target.delete(key);
-      rejected.delete(key);
-      return;
+  /** Steps the follow mode, reports a mode change, and carries out the effects. */
+  const dispatch = (event: FollowEvent): FollowTransition => {
+    const next = transition(follow, event);
+    follow = next.state;
+    const shown = observedMode(follow, configuredMode);
+    if (shown !== mode) {
+      mode = shown;
+      observer.onModeChange?.(shown);
     }
-    const result = checkReceived(received, requested, policy);
-    if (result.rejection !== undefined) {
-      reportRejection(key, result.rejection);
-      const kept = previous.get(key);
-      if (kept !== undefined && requested.has(received.service)) target.set(key, kept);
-      return;
+    for (const effect of next.effects) {
+      if (effect.type === "start-poller") {
+        if (cycle !== undefined) poller.startFallback(cycle.signal);
+      } else if (effect.type === "stop-poller") void poller.stopFallback();
+      else if (effect.type === "reset-backoff") backoff.reset();
+      else if (effect.type === "wake-reconnect") watchLoop.wake();
+      else cycle?.abort(); // restart-cycle
     }
-    rejected.delete(key);
-    target.set(key, result.candidate);
+    return next;
   };
 
-  const commit = (
-    candidates: Map<string, ImportCandidate>,
-    revision: bigint,
-    via: FollowerUpdate["via"],
-  ) => {
-    const previous = state?.candidates;
-    const fresh = [...candidates.entries()]
-      .filter(([key, c]) => previous?.get(key)?.projection.version !== c.projection.version)
-      .map(([, c]) => c);
-    appliedRevision = revision;
-    state = { services, revision, candidates };
-    observer.onUpdate?.({ state, via, fresh, first: previous === undefined });
-  };
-
-  /** Applies the events buffered before SYNCED, as one state. */
-  const applySynced = (synced: WatchConfigResponse, buffered: Received[], resume: bigint) => {
-    const previous = state?.candidates ?? new Map<string, ImportCandidate>();
-    let next: Map<string, ImportCandidate>;
-    if (synced.resumed) {
-      if (resume === 0n || state === undefined) {
-        throw new ProtocolError(
-          "SYNCED says the stream resumed, but the agent asked for a snapshot",
-        );
-      }
-      if (synced.revision < appliedRevision) {
-        throw new ProtocolError(
-          `SYNCED resumed at revision ${synced.revision}, before the resume point ${appliedRevision}`,
-        );
-      }
-      next = new Map(previous);
-    } else {
-      next = new Map();
-    }
-    for (const received of buffered) applyReceived(next, received, previous);
-    commit(next, synced.revision, "synced");
-  };
-
-  /** Applies one change received after SYNCED. */
-  const applyChange = (event: WatchConfigResponse) => {
-    if (event.revision < appliedRevision) {
-      throw new ProtocolError(
-        `${WatchEventType[event.type]} at revision ${event.revision} after revision ${appliedRevision}`,
-      );
-    }
-    const current = state?.candidates ?? new Map<string, ImportCandidate>();
-    const next = new Map(current);
-    applyReceived(next, fromEvent(event), current);
-    const changed =
-      next.size !== current.size || [...next].some(([key, value]) => current.get(key) !== value);
-    if (changed) commit(next, event.revision, "change");
-    else appliedRevision = event.revision;
-  };
-
-  /** What one stream attempt came to. */
-  interface StreamOutcome {
-    /** Whether the stream reached SYNCED. */
-    readonly synced: boolean;
-    /** Why it failed; undefined when it ended normally or was cancelled. */
-    readonly error: Error | undefined;
-  }
-
-  /** Runs one WatchConfig stream until it ends, fails, goes silent or `signal` aborts. */
-  const streamOnce = async (signal: AbortSignal): Promise<StreamOutcome> => {
-    const call = new AbortController();
-    const cancel = () => call.abort();
-    signal.addEventListener("abort", cancel, { once: true });
-    let silent = false;
-    const watchdog = setTimeout(() => {
-      silent = true;
-      call.abort();
-    }, keepaliveTimeoutMs);
-    const resume = state !== undefined && sameList(state.services, services) ? appliedRevision : 0n;
-    let synced = false;
-    let buffered: Received[] = [];
-    try {
-      const stream = client.watchConfig(
-        { services, resumeRevision: resume, view: ConfigView.ALL_ORIGINS },
-        { signal: call.signal },
-      );
-      for await (const event of stream) {
-        watchdog.refresh();
-        observer.onStreamEvent?.(EVENT_LABELS[event.type] ?? "unknown");
-        switch (event.type) {
-          case WatchEventType.SNAPSHOT:
-          case WatchEventType.UPSERT:
-          case WatchEventType.DELETE:
-            if (synced && event.type !== WatchEventType.SNAPSHOT) applyChange(event);
-            else if (synced) throw new ProtocolError("SNAPSHOT event after SYNCED");
-            else if (buffered.length >= MAX_BUFFERED_EVENTS) {
-              throw new ProtocolError(`more than ${MAX_BUFFERED_EVENTS} events before SYNCED`);
-            } else buffered.push(fromEvent(event));
-            break;
-          case WatchEventType.SYNCED:
-            if (synced) throw new ProtocolError("a second SYNCED event");
-            applySynced(event, buffered, resume);
-            buffered = [];
-            synced = true;
-            onStreamSynced(event.resumed);
-            break;
-          case WatchEventType.KEEPALIVE:
-            if (synced && event.revision > appliedRevision) appliedRevision = event.revision;
-            break;
-          default:
-            break; // an event type this agent does not know: newer registrars may send it
-        }
-      }
-      return { synced, error: undefined };
-    } catch (error) {
-      if (signal.aborted) return { synced, error: undefined };
-      if (silent) {
-        observer.onDeadConnection?.();
-        return {
-          synced,
-          error: new Error(
-            `no event for ${keepaliveTimeoutMs} ms: the stream is dead (keep-alive timeout)`,
-          ),
-        };
-      }
-      return { synced, error: asError(error) };
-    } finally {
-      clearTimeout(watchdog);
-      signal.removeEventListener("abort", cancel);
-      call.abort();
-    }
-  };
-
-  const onStreamSynced = (resumed: boolean) => {
-    backoff.reset();
-    const wasPolling = poller !== undefined;
-    stopPoller();
-    setMode("watch");
-    const fields = {
-      revision: String(appliedRevision),
-      resumed,
-      services: services.length,
-      failures: failures.watch,
-    };
-    if (wasPolling || failures.watch > 0) logger.info(fields, "stream is back; polling stopped");
-    else logger.debug(fields, "stream synced");
-    failures.watch = 0;
-  };
-
-  /** Lists every page of the dependency set's projections at one revision. */
-  const listAll = async (signal: AbortSignal): Promise<{ revision: bigint; list: Received[] }> => {
-    for (let attempt = 0; ; attempt++) {
-      const list: Received[] = [];
-      let revision: bigint | undefined;
-      let pageToken = "";
-      try {
-        do {
-          const page = await client.listAllConfig(
-            { services, view: ConfigView.ALL_ORIGINS, pageSize, pageToken },
-            { signal, timeoutMs: requestTimeoutMs },
-          );
-          revision ??= page.revision;
-          if (page.revision !== revision) {
-            throw new ProtocolError(
-              `pages of one listing at revisions ${revision} and ${page.revision}`,
-            );
-          }
-          for (const projection of page.projections) {
-            list.push({
-              kind: "put",
-              origin: projection.originCluster,
-              service: projection.service,
-              projection,
-            });
-          }
-          pageToken = page.nextPageToken;
-        } while (pageToken !== "");
-        return { revision: revision ?? 0n, list };
-      } catch (error) {
-        // The listing's revision was compacted between pages: list again.
-        if (ConnectError.from(error).code !== Code.OutOfRange || attempt >= 2) throw error;
-      }
-    }
-  };
-
-  /** Polls once; resolves true when a complete listing was applied. */
-  const pollOnce = async (signal: AbortSignal): Promise<boolean> => {
-    try {
-      const { revision, list } = await listAll(signal);
-      if (signal.aborted) return false;
-      const previous = state?.candidates ?? new Map<string, ImportCandidate>();
-      const next = new Map<string, ImportCandidate>();
-      for (const received of list) applyReceived(next, received, previous);
-      commit(next, revision, "poll");
-      if (failures.poll > 0) logger.info({ failures: failures.poll }, "poll succeeded again");
-      failures.poll = 0;
-      observer.onPoll?.("ok");
-      return true;
-    } catch (error) {
-      if (signal.aborted) return false;
-      const failure = asError(error);
-      observer.onPoll?.("error");
-      observer.onError?.("poll", failure);
-      logFailure("poll", "poll failed; keeping the last-known config", { err: failure.message });
-      return false;
-    }
-  };
-
-  /** Polls every interval until `signal` aborts; `onSuccess` runs after each applied listing. */
-  const pollLoop = async (signal: AbortSignal, onSuccess?: () => void): Promise<void> => {
-    while (!signal.aborted) {
-      if (await pollOnce(signal)) onSuccess?.();
-      await wakeableSleep(pollIntervalMs * (1 - POLL_JITTER + 2 * POLL_JITTER * random()), signal)
-        .done;
-    }
-  };
-
-  const startPoller = (parent: AbortSignal) => {
-    if (poller !== undefined || parent.aborted) return;
-    const controller = new AbortController();
-    const abort = () => controller.abort();
-    parent.addEventListener("abort", abort, { once: true });
-    setMode("poll");
-    logger.warn({ pollIntervalMs }, "stream down: polling until it is back");
-    const done = pollLoop(controller.signal, () => wakeReconnect?.()).finally(() =>
-      parent.removeEventListener("abort", abort),
-    );
-    poller = { controller, done };
-  };
-
-  const stopPoller = () => {
-    poller?.controller.abort();
-    poller = undefined;
-  };
-
-  /** Streams, and on every failure polls while waiting to reconnect. */
-  const watchLoop = async (signal: AbortSignal): Promise<void> => {
-    while (!signal.aborted) {
-      const outcome = await streamOnce(signal);
-      if (signal.aborted) return;
-      observer.onReconnect?.();
-      if (outcome.error !== undefined) {
-        observer.onError?.("watch", outcome.error);
-        logFailure("watch", "stream failed; keeping the last-known config", {
-          err: outcome.error.message,
-          synced: outcome.synced,
-        });
-      } else {
-        logger.info({ synced: outcome.synced }, "stream ended by the registrar; reconnecting");
-      }
-      startPoller(signal);
-      const sleep = wakeableSleep(backoff.next(), signal);
-      wakeReconnect = sleep.wake;
-      await sleep.done;
-      wakeReconnect = undefined;
-    }
-  };
-
-  const idle = (signal: AbortSignal) => wakeableSleep(2 ** 31 - 1, signal).done;
-
+  /** One cycle per dependency set, until stopped. */
   const loop = async (): Promise<void> => {
     while (!stopped) {
       const controller = new AbortController();
       cycle = controller;
       try {
-        if (services.length === 0) {
-          setMode(configuredMode);
-          await idle(controller.signal);
-        } else if (configuredMode === "poll") {
-          await pollLoop(controller.signal);
-        } else {
-          setMode("watch");
-          await watchLoop(controller.signal);
-        }
+        dispatch({ type: "cycle", services: imported.services.length, configured: configuredMode });
+        if (follow.kind === "idle") await wakeableSleep(2 ** 31 - 1, controller.signal).done;
+        else if (follow.kind === "poll") await poller.run(controller.signal);
+        else await watchLoop.run(controller.signal);
       } catch (error) {
         logger.error({ err: error }, "follower loop failed; restarting it");
         await wakeableSleep(backoff.next(), controller.signal).done;
       } finally {
-        const current = poller;
-        stopPoller();
-        await current?.done;
+        await poller.stopFallback();
       }
     }
   };
 
   return {
     get state() {
-      return state;
+      return imported.state;
     },
     get mode() {
       return mode;
     },
     get services() {
-      return services;
+      return imported.services;
     },
     start() {
       if (running !== undefined || stopped) return;
@@ -612,11 +269,10 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
     },
     setServices(next) {
       const normalized = normalize(next);
-      if (sameList(normalized, services)) return;
-      services = normalized;
-      requested = new Set(normalized);
+      if (sameList(normalized, imported.services)) return;
+      imported.setServices(normalized);
       logger.info({ services: normalized.length }, "dependency set changed; re-subscribing");
-      cycle?.abort();
+      dispatch({ type: "services-changed" });
     },
     async stop() {
       stopped = true;
