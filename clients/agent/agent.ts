@@ -322,9 +322,11 @@ async function serveHttp(
 /**
  * Creates an agent; nothing runs until `start()`. It holds what the parts
  * share (the dependency set, the imported winners, the cached local routes)
- * and wires them; see the module comment. It is a little over 150 lines
- * because it is only that wiring, flat: the closures share the agent's
- * state, and splitting them further would pass that state around instead.
+ * and wires them; see the module comment.
+ *
+ * Why it is long: it is only that wiring, flat, a little over 150 lines: the
+ * closures share the agent's state, and splitting them further would pass
+ * that state around instead.
  */
 export function createAgent(options: AgentOptions): Agent {
   const logger = options.logger ?? createSilentLogger();
