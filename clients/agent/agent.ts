@@ -45,6 +45,8 @@ import {
 } from "./agent-metrics.js";
 import { createLatestWriter } from "./atomic-file.js";
 import { type CachedStateStore, createCachedStateStore } from "./cached-state.js";
+import { createDependencyFile, type DependencyFile } from "./dependency-file.js";
+import { createDependencySet } from "./dependency-set.js";
 import {
   type ConfigFollower,
   createConfigFollower,
@@ -52,9 +54,7 @@ import {
   type FollowerClient,
   type FollowerState,
   type FollowerUpdate,
-} from "./config-follower.js";
-import { createDependencyFile, type DependencyFile } from "./dependency-file.js";
-import { createDependencySet } from "./dependency-set.js";
+} from "./follower/config-follower.js";
 import { createLastKnownCache } from "./last-known-cache.js";
 import { createLocalRoutes, type LocalRoutes } from "./local-routes.js";
 import { createRegistrarConnection, type RegistrarConnection } from "./registrar-connection.js";

@@ -9,9 +9,13 @@
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate, ImportPolicy } from "../../services/common/import-policy.js";
 import type { Logger } from "../../services/runtime/logger.js";
-import type { FollowerState } from "./imported-state.js";
+import type { FollowerState } from "./follower/imported-state.js";
+import {
+  candidateKey,
+  checkReceived,
+  type ReceivedRejection,
+} from "./follower/received-projection.js";
 import type { CachedState, LastKnownCache } from "./last-known-cache.js";
-import { candidateKey, checkReceived, type ReceivedRejection } from "./received-projection.js";
 import { cacheFingerprint } from "./route-table-feed.js";
 
 /** A state restored from the cache. */

@@ -21,8 +21,7 @@ import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import { createDirSource } from "../sources/dir-source.js";
 import { createKubernetesSource } from "../sources/kubernetes-source.js";
 import type { ObjectSource } from "../sources/object-source.js";
-import { type ConfigCache, createConfigCache } from "./config-cache.js";
-import { createConfigService } from "./config-service.js";
+import { type ConfigCache, createConfigCache } from "./cache/config-cache.js";
 import { createEtcdLeaderElection, exportElectionName } from "./export/etcd-leader-election.js";
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
@@ -31,6 +30,7 @@ import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metri
 import { createHttpServer, type ListenAddress } from "./server/create-http-server.js";
 import { createHealthService } from "./server/health-service.js";
 import { registerReflectionServices } from "./server/reflection-service.js";
+import { createConfigService } from "./service/config-service.js";
 import type { ConfigStore } from "./store/config-store.js";
 import { type EtcdSecurity, readEtcdSecurity } from "./store/etcd-security.js";
 import { createEtcdStore } from "./store/etcd-store.js";

@@ -10,8 +10,8 @@ import {
   createCandidateSet,
   freshCandidates,
   type ReceivedChange,
-} from "../../clients/agent/candidate-set.js";
-import { candidateKey } from "../../clients/agent/received-projection.js";
+} from "../../clients/agent/follower/candidate-set.js";
+import { candidateKey } from "../../clients/agent/follower/received-projection.js";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import { createImportPolicy, type ImportCandidate } from "../../services/common/import-policy.js";
 import { makeProjection, versionAt } from "../support/projections.js";

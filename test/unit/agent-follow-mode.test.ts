@@ -11,7 +11,7 @@ import {
   INITIAL_FOLLOW_STATE,
   observedMode,
   transition,
-} from "../../clients/agent/follow-mode.js";
+} from "../../clients/agent/follower/follow-mode.js";
 
 const states = {
   idle: { kind: "idle" },

@@ -4,7 +4,7 @@
  * cache fingerprint. No timers, no I/O.
  */
 import { describe, expect, it } from "vitest";
-import { candidateKey } from "../../clients/agent/received-projection.js";
+import { candidateKey } from "../../clients/agent/follower/received-projection.js";
 import {
   cacheFingerprint,
   computeReady,

@@ -5,7 +5,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import type { ReceivedChange } from "../../clients/agent/candidate-set.js";
+import type { ReceivedChange } from "../../clients/agent/follower/candidate-set.js";
 import {
   bufferedChanges,
   changeOf,
@@ -15,7 +15,7 @@ import {
   type SessionStep,
   step,
   type WatchSession,
-} from "../../clients/agent/watch-session.js";
+} from "../../clients/agent/follower/watch-session.js";
 import {
   type WatchConfigResponse,
   WatchConfigResponseSchema,

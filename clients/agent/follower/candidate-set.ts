@@ -15,7 +15,7 @@
  * No I/O, no timers: its only state is the requested set and that memory.
  * The maps it returns are new; the maps it is given are never changed.
  */
-import type { ImportCandidate, ImportPolicy } from "../../services/common/import-policy.js";
+import type { ImportCandidate, ImportPolicy } from "../../../services/common/import-policy.js";
 import {
   candidateKey,
   checkReceived,

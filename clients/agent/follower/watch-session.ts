@@ -22,7 +22,7 @@
 import {
   type WatchConfigResponse,
   WatchEventType,
-} from "../../gen/aether/registry/v1/config_service_pb.js";
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
 import type { ReceivedChange } from "./candidate-set.js";
 
 /** The longest snapshot (events before SYNCED) a session buffers. */

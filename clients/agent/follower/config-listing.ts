@@ -4,7 +4,10 @@
  * registrar revision, as received changes for the candidate set.
  */
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
-import { type ConfigService, ConfigView } from "../../gen/aether/registry/v1/config_service_pb.js";
+import {
+  type ConfigService,
+  ConfigView,
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
 import type { ReceivedChange } from "./candidate-set.js";
 import { ProtocolError } from "./protocol-error.js";
 

@@ -38,12 +38,12 @@
  * keep-alive watchdog), `config-poller.ts` and `config-listing.ts`.
  */
 import type { Client } from "@connectrpc/connect";
-import type { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
-import type { ImportPolicy } from "../../services/common/import-policy.js";
-import { type Backoff, createBackoff } from "../../services/runtime/backoff.js";
-import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
-import { wakeableSleep } from "../../services/runtime/sleep.js";
-import type { FollowMode, ImportOperation, StreamEventType } from "./agent-metrics.js";
+import type { ConfigService } from "../../../gen/aether/registry/v1/config_service_pb.js";
+import type { ImportPolicy } from "../../../services/common/import-policy.js";
+import { type Backoff, createBackoff } from "../../../services/runtime/backoff.js";
+import { createSilentLogger, type Logger } from "../../../services/runtime/logger.js";
+import { wakeableSleep } from "../../../services/runtime/sleep.js";
+import type { FollowMode, ImportOperation, StreamEventType } from "../agent-metrics.js";
 import { createConfigPoller } from "./config-poller.js";
 import {
   type FollowEvent,

@@ -7,10 +7,10 @@
  * background as the stream's fallback ({@link ConfigPoller.startFallback}).
  */
 import type { Client } from "@connectrpc/connect";
-import type { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
-import type { Logger } from "../../services/runtime/logger.js";
-import { wakeableSleep } from "../../services/runtime/sleep.js";
-import type { ImportOperation } from "./agent-metrics.js";
+import type { ConfigService } from "../../../gen/aether/registry/v1/config_service_pb.js";
+import type { Logger } from "../../../services/runtime/logger.js";
+import { wakeableSleep } from "../../../services/runtime/sleep.js";
+import type { ImportOperation } from "../agent-metrics.js";
 import { listConfig } from "./config-listing.js";
 import type { ImportedState } from "./imported-state.js";
 

@@ -10,7 +10,7 @@ import {
   type ConfigService,
   ConfigView,
   type WatchConfigResponse,
-} from "../../gen/aether/registry/v1/config_service_pb.js";
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
 
 /** Options of {@link runWatchStream}. */
 export interface WatchStreamOptions {

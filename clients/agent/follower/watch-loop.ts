@@ -10,11 +10,11 @@ import type { Client } from "@connectrpc/connect";
 import {
   type ConfigService,
   WatchEventType,
-} from "../../gen/aether/registry/v1/config_service_pb.js";
-import type { Backoff } from "../../services/runtime/backoff.js";
-import type { Logger } from "../../services/runtime/logger.js";
-import { wakeableSleep } from "../../services/runtime/sleep.js";
-import type { ImportOperation, StreamEventType } from "./agent-metrics.js";
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
+import type { Backoff } from "../../../services/runtime/backoff.js";
+import type { Logger } from "../../../services/runtime/logger.js";
+import { wakeableSleep } from "../../../services/runtime/sleep.js";
+import type { ImportOperation, StreamEventType } from "../agent-metrics.js";
 import type { FollowEvent, FollowTransition } from "./follow-mode.js";
 import type { ImportedState } from "./imported-state.js";
 import { ProtocolError } from "./protocol-error.js";

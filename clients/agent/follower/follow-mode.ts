@@ -18,7 +18,7 @@
  * The observable mode ({@link observedMode}) stays `watch | poll`: `backoff`
  * shows as `poll`, `idle` as the configured mode.
  */
-import type { FollowMode } from "./agent-metrics.js";
+import type { FollowMode } from "../agent-metrics.js";
 
 /** The follower's state; see the module comment. */
 export type FollowState =

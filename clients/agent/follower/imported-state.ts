@@ -8,8 +8,8 @@
  * state it was met building. The state is never touched by a failure:
  * only a complete state (a SYNCED, a streamed change, a listing) replaces it.
  */
-import type { ImportCandidate, ImportPolicy } from "../../services/common/import-policy.js";
-import type { Logger } from "../../services/runtime/logger.js";
+import type { ImportCandidate, ImportPolicy } from "../../../services/common/import-policy.js";
+import type { Logger } from "../../../services/runtime/logger.js";
 import { createCandidateSet, freshCandidates, type ReceivedChange } from "./candidate-set.js";
 import type { ReceivedRejection } from "./received-projection.js";
 
