@@ -13,7 +13,7 @@ import { connect, type Socket } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { type Agent, createAgent } from "../clients/agent/agent.js";
-import type { FollowerClient } from "../clients/agent/config-follower.js";
+import type { FollowerClient } from "../clients/agent/follower/config-follower.js";
 import { guardHttp2Sessions } from "../clients/agent/registrar-connection.js";
 import { ConfigService, WatchEventType } from "../gen/aether/registry/v1/config_service_pb.js";
 import type { RouteTable } from "../services/common/route-merge.js";

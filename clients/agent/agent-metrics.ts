@@ -7,8 +7,11 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { parseVersion } from "../../services/common/projection-version.js";
 import type { RouteTable } from "../../services/common/route-merge.js";
+import {
+  AGENT_REJECTION_REASONS,
+  type AgentRejectionReason,
+} from "./follower/received-projection.js";
 import { CACHE_ERROR_REASONS, type CacheErrorReason } from "./last-known-cache.js";
-import { AGENT_REJECTION_REASONS, type AgentRejectionReason } from "./received-projection.js";
 
 /** The follower's current way of getting config. */
 export type FollowMode = "watch" | "poll";

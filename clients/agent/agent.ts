@@ -14,18 +14,22 @@
  * restarts during any of these never shrink the table. Only a complete new
  * state (a SYNCED snapshot, a streamed change, a complete listing) changes
  * it, and only within the dependency set.
+ *
+ * This file only wires: it builds the parts, connects their callbacks, and
+ * orders start and stop. The decisions are elsewhere: the merge, change
+ * detection and readiness in `route-table-feed.ts`, the cache's restore and
+ * save in `cached-state.ts`, the listeners and iterators in
+ * `table-broadcast.ts`, following the registrar in `config-follower.ts`.
  */
 
 import { readFile } from "node:fs/promises";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
-import { createImportPolicy, type ImportCandidate } from "../../services/common/import-policy.js";
-import { localVersion } from "../../services/common/projection-content.js";
 import {
-  mergeRouteTable,
-  type RouteTable,
-  routeTableToJson,
-} from "../../services/common/route-merge.js";
-import { checkServiceName } from "../../services/common/service-name.js";
+  createImportPolicy,
+  type ImportCandidate,
+  type ImportPolicy,
+} from "../../services/common/import-policy.js";
+import type { RouteTable } from "../../services/common/route-merge.js";
 import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
 import type { ObjectSource } from "../../services/sources/object-source.js";
 import {
@@ -39,7 +43,10 @@ import {
   type FollowMode,
   versionAgeSeconds,
 } from "./agent-metrics.js";
-import { createLatestWriter, type LatestWriter } from "./atomic-file.js";
+import { createLatestWriter } from "./atomic-file.js";
+import { type CachedStateStore, createCachedStateStore } from "./cached-state.js";
+import { createDependencyFile, type DependencyFile } from "./dependency-file.js";
+import { createDependencySet } from "./dependency-set.js";
 import {
   type ConfigFollower,
   createConfigFollower,
@@ -47,12 +54,11 @@ import {
   type FollowerClient,
   type FollowerState,
   type FollowerUpdate,
-} from "./config-follower.js";
-import { createDependencyFile, type DependencyFile } from "./dependency-file.js";
-import { type CachedState, createLastKnownCache, type LastKnownCache } from "./last-known-cache.js";
+} from "./follower/config-follower.js";
+import { createLastKnownCache } from "./last-known-cache.js";
 import { createLocalRoutes, type LocalRoutes } from "./local-routes.js";
-import { candidateKey, checkReceived } from "./received-projection.js";
 import { createRegistrarConnection, type RegistrarConnection } from "./registrar-connection.js";
+import { createTablePublisher, type TablePublisher } from "./table-publisher.js";
 
 /** Options of {@link createAgent}. */
 export interface AgentOptions {
@@ -138,303 +144,322 @@ export interface Agent {
   whenReady(): Promise<void>;
 }
 
-/** What identifies a route table's content: each service's source, origin and version. */
-function tableFingerprint(table: RouteTable): string {
-  return table.services.map((e) => `${e.service} ${e.source} ${e.origin} ${e.version}`).join("\n");
+/** The `--out` file: written (atomically) only when its content changes. */
+interface RouteFile {
+  /** Reads what the file holds, so that a restart does not rewrite an identical file. */
+  load(): Promise<void>;
+  /** Schedules `json` to be written unless the file holds it already. */
+  write(json: string): void;
+  /** Resolves once every scheduled write has finished. */
+  flush(): Promise<void>;
 }
 
-/** The fingerprint of what the cache holds, to skip saves that would change nothing. */
-function stateFingerprint(
-  state: FollowerState,
-  local: ReadonlyMap<string, ServiceConfigProjection>,
-): string {
-  const imported = [...state.candidates.entries()].map(
-    ([key, c]) => `${key}@${c.projection.version}`,
-  );
-  const locals = [...local.values()].map((p) => `${p.service}@${localVersion(p)}`);
-  return JSON.stringify([state.services, imported.sort(), locals.sort()]);
+/** The agent's parts, built from its options; none of them runs yet. */
+interface AgentParts {
+  readonly connection: RegistrarConnection | undefined;
+  readonly client: FollowerClient;
+  readonly cache: CachedStateStore | undefined;
+  readonly out: RouteFile | undefined;
+  readonly depsFile: DependencyFile | undefined;
+  readonly localRoutes: LocalRoutes | undefined;
 }
 
-function checkDependencies(services: Iterable<string>): string[] {
-  const list = [...services];
-  for (const service of list) {
-    const problem = checkServiceName(service);
-    if (problem !== undefined) throw new TypeError(`dependency set: ${problem}`);
+/** Builds the parts the options ask for, reporting their problems to the metrics and the log. */
+function createParts(
+  options: AgentOptions,
+  context: {
+    metrics: AgentMetrics;
+    logger: Logger;
+    policy: ImportPolicy;
+    keepaliveTimeoutMs: number;
+  },
+): AgentParts {
+  const { metrics, logger } = context;
+  const connection =
+    options.client === undefined
+      ? createRegistrarConnection({
+          baseUrl: options.registrar,
+          pingIntervalMs: Math.max(1_000, Math.floor(context.keepaliveTimeoutMs / 2)),
+          onMessageBytes: (method, bytes) => metrics.countReceivedBytes(method, bytes),
+        })
+      : undefined;
+  const cache =
+    options.cacheDir === undefined
+      ? undefined
+      : createCachedStateStore({
+          cache: createLastKnownCache({
+            dir: options.cacheDir,
+            onError: (error) => {
+              metrics.countCacheError(error.reason);
+              logger.warn({ reason: error.reason, err: error.message }, "last-known cache problem");
+            },
+          }),
+          policy: context.policy,
+          logger,
+          onDropped: (rejection) => metrics.countRejection(rejection.reason),
+        });
+  return {
+    connection,
+    client: options.client ?? (connection as RegistrarConnection).client,
+    cache,
+    out: options.outFile === undefined ? undefined : createRouteFile(options.outFile, context),
+    depsFile:
+      options.dependenciesFile === undefined
+        ? undefined
+        : createDependencyFile({ path: options.dependenciesFile, logger }),
+    localRoutes:
+      options.localSource === undefined
+        ? undefined
+        : createLocalRoutes({ source: options.localSource, logger }),
+  };
+}
+
+function createRouteFile(
+  path: string,
+  context: { metrics: AgentMetrics; logger: Logger },
+): RouteFile {
+  const { metrics, logger } = context;
+  /** What the file holds (or is being written with). */
+  let written: string | undefined;
+  const writer = createLatestWriter(path, {
+    onError: (error) => {
+      metrics.countOutputWrite("error");
+      logger.error({ err: error.message, file: path }, "cannot write the route table");
+    },
+    onWritten: () => metrics.countOutputWrite("ok"),
+  });
+  return {
+    async load() {
+      written = await readFile(path, "utf8").catch(() => undefined);
+    },
+    write(json) {
+      if (json === written) return;
+      written = json;
+      writer.write(json);
+    },
+    flush: () => writer.flush(),
+  };
+}
+
+/** Creates the follower for the agent's options, its callbacks wired to the metrics. */
+function createFollower(
+  options: AgentOptions,
+  wiring: {
+    client: FollowerClient;
+    policy: ImportPolicy;
+    services: readonly string[];
+    initial: FollowerState | undefined;
+    keepaliveTimeoutMs: number;
+    metrics: AgentMetrics;
+    logger: Logger;
+    connection: RegistrarConnection | undefined;
+    onUpdate(update: FollowerUpdate): void;
+  },
+): ConfigFollower {
+  const { metrics, logger, keepaliveTimeoutMs } = wiring;
+  return createConfigFollower({
+    client: wiring.client,
+    policy: wiring.policy,
+    services: wiring.services,
+    mode: options.mode ?? "watch",
+    pollIntervalMs: options.pollIntervalMs,
+    keepaliveTimeoutMs,
+    requestTimeoutMs: Math.min(10_000, keepaliveTimeoutMs),
+    backoff: createReconnectBackoff({
+      initialMs: options.backoffInitialMs,
+      maxMs: options.backoffMaxMs,
+    }),
+    initial: wiring.initial,
+    logger,
+    observer: {
+      onUpdate: wiring.onUpdate,
+      onRejection: (rejection) => metrics.countRejection(rejection.reason),
+      onStreamEvent: (type) => metrics.countStreamEvent(type),
+      onReconnect: () => metrics.countReconnect(),
+      onModeChange: (mode) => logger.info({ mode }, "follow mode changed"),
+      onError: (operation) => metrics.countImportError(operation),
+      onPoll: (result) => metrics.countPoll(result),
+      onDeadConnection: () => wiring.connection?.drop("the stream went silent"),
+    },
+  });
+}
+
+/**
+ * Observes the propagation lag (export stamp to now) of each fresh
+ * candidate of an update, unless it is the first state (whose candidates
+ * were not propagated just now).
+ */
+function observePropagationLag(
+  update: FollowerUpdate,
+  metrics: AgentMetrics,
+  now: () => number,
+): void {
+  if (update.first) return;
+  for (const candidate of update.fresh) {
+    const age = versionAgeSeconds(candidate.projection.version, now());
+    if (age !== undefined) metrics.observePropagationLag(age);
   }
-  return list;
 }
 
-/** Creates an agent; nothing runs until `start()`. */
+/** Serves `/routes`, `/healthz`, `/readyz` and `/metrics` on `listen`. */
+async function serveHttp(
+  listen: { readonly host: string; readonly port: number },
+  context: { publisher: TablePublisher; metrics: AgentMetrics; logger: Logger },
+): Promise<{ server: AgentHttpServer; address: AgentHttpAddress }> {
+  const { publisher } = context;
+  const server = createAgentHttpServer({
+    routes: () => publisher.json(),
+    readiness: () =>
+      publisher.ready
+        ? { ready: true }
+        : { ready: false, reason: "no cache and no complete state from the registrar yet" },
+    metricsRegistry: context.metrics.registry,
+    logger: context.logger,
+  });
+  return { server, address: await server.listen(listen.host, listen.port) };
+}
+
+/**
+ * Creates an agent; nothing runs until `start()`. It holds what the parts
+ * share (the dependency set, the imported winners, the cached local routes)
+ * and wires them; see the module comment.
+ *
+ * Why it is long: it is only that wiring, flat, a little over 150 lines: the
+ * closures share the agent's state, and splitting them further would pass
+ * that state around instead.
+ */
 export function createAgent(options: AgentOptions): Agent {
   const logger = options.logger ?? createSilentLogger();
   const now = options.now ?? Date.now;
   const policy = createImportPolicy({ controlCluster: options.controlCluster });
   const keepaliveTimeoutMs = options.keepaliveTimeoutMs ?? 45_000;
-  const listeners = new Set<(table: RouteTable) => void>();
-  const wakers = new Set<() => void>();
-  const readyWaiters: (() => void)[] = [];
-
-  let apiDependencies = checkDependencies(options.dependencies ?? []);
-  let dependencies: readonly string[] = [...new Set(apiDependencies)].sort();
-  let table: RouteTable | undefined;
-  /** The table's {@link tableFingerprint}, to publish only real changes. */
-  let tableFingerprintValue: string | undefined;
-  /** The table as JSON, made on first use after each change. */
-  let tableJson: string | undefined;
-  const currentJson = (): string | undefined => {
-    if (table !== undefined) tableJson ??= routeTableToJson(table);
-    return tableJson;
-  };
-  /** What `--out` holds (read at start, so a restart does not rewrite an identical file). */
-  let outJson: string | undefined;
-  let ready = false;
+  const deps = createDependencySet(options.dependencies ?? [], () => depsFile?.services ?? []);
   let cacheLoaded = false;
-  let cachedLocal = new Map<string, ServiceConfigProjection>();
+  let cachedLocal: ReadonlyMap<string, ServiceConfigProjection> = new Map();
   let imported = new Map<string, ImportCandidate>();
-  let savedFingerprint: string | undefined;
   let address: AgentHttpAddress | undefined;
   let started = false;
   let stopping: Promise<void> | undefined;
+  /** Created by start(), after the cache is loaded (its state is the follower's initial one). */
+  let follower: ConfigFollower | undefined;
+  let server: AgentHttpServer | undefined;
 
   const metrics: AgentMetrics = createAgentMetrics({
     processMetrics: options.processMetrics ?? false,
     view: {
-      table: () => table,
-      importedServices: () => dependencies.filter((s) => imported.has(s)).length,
-      dependencies: () => dependencies.length,
+      table: () => publisher.table,
+      importedServices: () => deps.services.filter((s) => imported.has(s)).length,
+      dependencies: () => deps.services.length,
       dependencyProblems: () => depsFile?.problems.length ?? 0,
       localRejections: () => localRoutes?.rejections.length ?? 0,
       revision: () => follower?.state?.revision ?? 0n,
-      ready: () => ready,
+      ready: () => publisher.ready,
       mode: () => follower?.mode ?? options.mode ?? "watch",
       now,
     },
   });
-
-  const connection: RegistrarConnection | undefined =
-    options.client === undefined
-      ? createRegistrarConnection({
-          baseUrl: options.registrar,
-          pingIntervalMs: Math.max(1_000, Math.floor(keepaliveTimeoutMs / 2)),
-          onMessageBytes: (method, bytes) => metrics.countReceivedBytes(method, bytes),
-        })
-      : undefined;
-  const client: FollowerClient = options.client ?? (connection as RegistrarConnection).client;
-
-  const cache: LastKnownCache | undefined =
-    options.cacheDir === undefined
-      ? undefined
-      : createLastKnownCache({
-          dir: options.cacheDir,
-          onError: (error) => {
-            metrics.countCacheError(error.reason);
-            logger.warn({ reason: error.reason, err: error.message }, "last-known cache problem");
-          },
-        });
-  const out: LatestWriter | undefined =
-    options.outFile === undefined
-      ? undefined
-      : createLatestWriter(options.outFile, {
-          onError: (error) => {
-            metrics.countOutputWrite("error");
-            logger.error(
-              { err: error.message, file: options.outFile },
-              "cannot write the route table",
-            );
-          },
-          onWritten: () => metrics.countOutputWrite("ok"),
-        });
-  const depsFile: DependencyFile | undefined =
-    options.dependenciesFile === undefined
-      ? undefined
-      : createDependencyFile({ path: options.dependenciesFile, logger });
-  const localRoutes: LocalRoutes | undefined =
-    options.localSource === undefined
-      ? undefined
-      : createLocalRoutes({ source: options.localSource, logger });
-  let server: AgentHttpServer | undefined;
-
+  const parts = createParts(options, { metrics, logger, policy, keepaliveTimeoutMs });
+  const { connection, cache, out, depsFile, localRoutes } = parts;
   const localProjections = (): ReadonlyMap<string, ServiceConfigProjection> =>
     localRoutes?.synced === true ? localRoutes.projections : cachedLocal;
-
-  const computeReady = (): boolean => {
-    if (cacheLoaded) return true;
-    const importedReady = follower?.state !== undefined || dependencies.length === 0;
-    const localReady =
-      localRoutes === undefined || localRoutes.synced || localRoutes.failure !== undefined;
-    return importedReady && localReady;
-  };
-
-  /** Recomputes the table and publishes it when it changed. */
-  const publish = () => {
-    if (!ready) {
-      if (!computeReady()) return;
-      ready = true;
-      logger.info({ fromCache: cacheLoaded }, "ready: serving a route table");
-      for (const resolve of readyWaiters.splice(0)) resolve();
-    }
-    const next = mergeRouteTable({
-      dependencies,
+  const publisher = createTablePublisher({
+    logger,
+    readiness: () => ({
+      cacheLoaded,
+      imported: follower?.state !== undefined,
+      dependencies: deps.services.length,
+      local:
+        localRoutes === undefined
+          ? undefined
+          : { synced: localRoutes.synced, failed: localRoutes.failure !== undefined },
+    }),
+    inputs: () => ({
+      dependencies: deps.services,
       local: localProjections(),
       imported,
       cluster: options.cluster,
-    });
-    // What decides a service's routes is its source, origin and version (a
-    // version names one content, and a local version is a content digest), so
-    // comparing those finds every change without serializing the table; the
-    // JSON is made only when something reads it (--out, GET /routes).
-    const fingerprint = tableFingerprint(next);
-    if (fingerprint === tableFingerprintValue) return;
-    table = next;
-    tableFingerprintValue = fingerprint;
-    tableJson = undefined;
-    logger.info(
-      {
-        services: next.services.length,
-        local: next.services.filter((s) => s.source === "local").length,
-      },
-      "route table updated",
-    );
-    if (out !== undefined) {
-      const json = currentJson() as string;
-      if (json !== outJson) {
-        outJson = json;
-        out.write(json);
-      }
-    }
-    for (const listener of [...listeners]) {
-      try {
-        listener(next);
-      } catch (error) {
-        logger.error({ err: error }, "a route table listener threw");
-      }
-    }
-    for (const wake of [...wakers]) wake();
-  };
+    }),
+    write: out === undefined ? undefined : (json) => out.write(json),
+    closed: () => stopping !== undefined,
+  });
 
-  /** Persists the accepted state when it differs from what was saved last. */
+  /** Persists the accepted state (the store skips what it saved last). */
   const saveCache = () => {
     const state = follower?.state;
-    if (cache === undefined || state === undefined) return;
-    const local = localProjections();
-    const fingerprint = stateFingerprint(state, local);
-    if (fingerprint === savedFingerprint) return;
-    savedFingerprint = fingerprint;
-    cache.save({
-      revision: state.revision,
-      services: state.services,
-      imported: [...state.candidates.values()],
-      local: [...local.values()],
-    });
+    if (state !== undefined) cache?.save(state, localProjections());
   };
 
   const onFollowerUpdate = (update: FollowerUpdate) => {
     imported = policy.resolve(update.state.candidates.values()).winners;
-    if (!update.first) {
-      for (const candidate of update.fresh) {
-        const age = versionAgeSeconds(candidate.projection.version, now());
-        if (age !== undefined) metrics.observePropagationLag(age);
-      }
-    }
+    observePropagationLag(update, metrics, now);
     saveCache();
-    publish();
+    publisher.publish();
   };
-
-  /** Loads the cache: its projections are checked again like received ones. */
-  const loadCache = async (): Promise<FollowerState | undefined> => {
-    const cached: CachedState | undefined = await cache?.load();
-    if (cached === undefined) return undefined;
-    const requested = new Set(cached.services);
-    const candidates = new Map<string, ImportCandidate>();
-    for (const entry of cached.imported) {
-      const result = checkReceived(entry, requested, policy);
-      if (result.candidate !== undefined) {
-        candidates.set(candidateKey(entry.origin, entry.service), result.candidate);
-      } else {
-        metrics.countRejection(result.rejection.reason);
-        logger.warn(
-          { reason: result.rejection.reason },
-          `cached projection dropped: ${result.rejection.message}`,
-        );
-      }
-    }
-    cachedLocal = new Map(cached.local.map((p) => [p.service, p]));
-    cacheLoaded = true;
-    const state = { services: cached.services, revision: cached.revision, candidates };
-    savedFingerprint = stateFingerprint(state, cachedLocal);
-    logger.info(
-      {
-        revision: String(cached.revision),
-        projections: candidates.size,
-        local: cachedLocal.size,
-        savedAt: cached.savedAt?.toISOString(),
-      },
-      "serving the last-known cache",
-    );
-    return state;
-  };
-
-  const effectiveDependencies = () =>
-    [...new Set([...apiDependencies, ...(depsFile?.services ?? [])])].sort();
 
   const onDependenciesChanged = () => {
-    const next = effectiveDependencies();
-    if (next.join(",") === dependencies.join(",")) return;
-    dependencies = next;
-    follower?.setServices(next);
-    publish();
+    if (!deps.refresh()) return;
+    follower?.setServices(deps.services);
+    publisher.publish();
   };
 
-  const onUpdate = (listener: (table: RouteTable) => void): (() => void) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
-
-  async function* updates(
-    iteratorOptions: { signal?: AbortSignal } = {},
-  ): AsyncGenerator<RouteTable, void, undefined> {
-    const { signal } = iteratorOptions;
-    let pending = table;
-    let wake: (() => void) | undefined;
-    const waker = () => wake?.();
-    const off = onUpdate((next) => {
-      pending = next;
-    });
-    wakers.add(waker);
-    signal?.addEventListener("abort", waker);
-    try {
-      for (;;) {
-        if (pending !== undefined) {
-          const next = pending;
-          pending = undefined;
-          yield next;
-          continue;
-        }
-        if (stopping !== undefined || signal?.aborted === true) return;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        wake = undefined;
-      }
-    } finally {
-      off();
-      wakers.delete(waker);
-      signal?.removeEventListener("abort", waker);
+  /** The start order: cache, dependencies, follower, local routes, then the HTTP endpoint. */
+  const startParts = async () => {
+    await out?.load();
+    const restored = await cache?.load();
+    if (restored !== undefined) {
+      cachedLocal = restored.local;
+      cacheLoaded = true;
+      imported = policy.resolve(restored.state.candidates.values()).winners;
     }
-  }
-
-  /** Created by start(), after the cache is loaded (its state is the follower's initial one). */
-  let follower: ConfigFollower | undefined;
+    if (depsFile !== undefined) {
+      await depsFile.start();
+      depsFile.onChange(onDependenciesChanged);
+    }
+    deps.refresh();
+    if (deps.services.length === 0) {
+      logger.warn("the dependency set is empty: nothing is watched until it is not");
+    }
+    const created = createFollower(options, {
+      client: parts.client,
+      connection,
+      policy,
+      services: deps.services,
+      initial: restored?.state,
+      keepaliveTimeoutMs,
+      metrics,
+      logger,
+      onUpdate: onFollowerUpdate,
+    });
+    follower = created;
+    publisher.publish();
+    if (localRoutes !== undefined) {
+      localRoutes.onChange(() => {
+        saveCache();
+        publisher.publish();
+      });
+      void localRoutes.start().then(() => publisher.publish());
+    }
+    created.start();
+    if (options.listen !== undefined) {
+      ({ server, address } = await serveHttp(options.listen, { publisher, metrics, logger }));
+    }
+    const { registrar, controlCluster, mode } = options;
+    const fields = { url: address?.url, registrar, controlCluster: controlCluster ?? null };
+    logger.info(
+      { ...fields, dependencies: deps.services.length, mode: mode ?? "watch" },
+      "agent serving",
+    );
+  };
 
   return {
     get table() {
-      return table;
+      return publisher.table;
     },
     get ready() {
-      return ready;
+      return publisher.ready;
     },
     get dependencies() {
-      return dependencies;
+      return deps.services;
     },
     get mode() {
       return follower?.mode ?? options.mode ?? "watch";
@@ -446,80 +471,11 @@ export function createAgent(options: AgentOptions): Agent {
     async start() {
       if (started) return;
       started = true;
-      if (options.outFile !== undefined) {
-        outJson = await readFile(options.outFile, "utf8").catch(() => undefined);
-      }
-      const initial = await loadCache();
-      if (initial !== undefined) {
-        imported = policy.resolve(initial.candidates.values()).winners;
-      }
-      if (depsFile !== undefined) {
-        await depsFile.start();
-        depsFile.onChange(onDependenciesChanged);
-      }
-      dependencies = effectiveDependencies();
-      if (dependencies.length === 0) {
-        logger.warn("the dependency set is empty: nothing is watched until it is not");
-      }
-      const created = createConfigFollower({
-        client,
-        policy,
-        services: dependencies,
-        mode: options.mode ?? "watch",
-        pollIntervalMs: options.pollIntervalMs,
-        keepaliveTimeoutMs,
-        requestTimeoutMs: Math.min(10_000, keepaliveTimeoutMs),
-        backoff: createReconnectBackoff({
-          initialMs: options.backoffInitialMs,
-          maxMs: options.backoffMaxMs,
-        }),
-        initial,
-        logger,
-        observer: {
-          onUpdate: onFollowerUpdate,
-          onRejection: (rejection) => metrics.countRejection(rejection.reason),
-          onStreamEvent: (type) => metrics.countStreamEvent(type),
-          onReconnect: () => metrics.countReconnect(),
-          onModeChange: (mode) => logger.info({ mode }, "follow mode changed"),
-          onError: (operation) => metrics.countImportError(operation),
-          onPoll: (result) => metrics.countPoll(result),
-          onDeadConnection: () => connection?.drop("the stream went silent"),
-        },
-      });
-      follower = created;
-      publish();
-      if (localRoutes !== undefined) {
-        localRoutes.onChange(() => {
-          saveCache();
-          publish();
-        });
-        void localRoutes.start().then(() => publish());
-      }
-      created.start();
-      if (options.listen !== undefined) {
-        server = createAgentHttpServer({
-          routes: currentJson,
-          readiness: () =>
-            ready
-              ? { ready: true }
-              : { ready: false, reason: "no cache and no complete state from the registrar yet" },
-          metricsRegistry: metrics.registry,
-          logger,
-        });
-        address = await server.listen(options.listen.host, options.listen.port);
-      }
-      logger.info(
-        {
-          url: address?.url,
-          registrar: options.registrar,
-          controlCluster: options.controlCluster ?? null,
-          dependencies: dependencies.length,
-          mode: options.mode ?? "watch",
-        },
-        "agent serving",
-      );
+      await startParts();
     },
     stop() {
+      // The follower first (no new state), the HTTP endpoint and the connection
+      // next; then the pending writes are flushed and the iterators end.
       stopping ??= (async () => {
         await follower?.stop();
         depsFile?.stop();
@@ -528,22 +484,18 @@ export function createAgent(options: AgentOptions): Agent {
         connection?.close();
         await cache?.flush();
         await out?.flush();
-        listeners.clear();
-        for (const wake of [...wakers]) wake();
+        publisher.close();
         logger.info("agent stopped");
       })();
       return stopping;
     },
     setDependencies(services) {
-      apiDependencies = checkDependencies(services);
+      deps.setGiven(services);
       if (started) onDependenciesChanged();
-      else dependencies = effectiveDependencies();
+      else deps.refresh();
     },
-    onUpdate,
-    updates,
-    whenReady() {
-      if (ready) return Promise.resolve();
-      return new Promise((resolve) => readyWaiters.push(resolve));
-    },
+    onUpdate: publisher.onUpdate,
+    updates: publisher.updates,
+    whenReady: publisher.whenReady,
   };
 }

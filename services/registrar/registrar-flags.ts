@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { checkClusterName } from "../common/service-name.js";
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
 import { UsageError } from "../process/usage-error.js";
-import { MIN_PAGE_TOKEN_KEY_BYTES } from "./page-token.js";
+import { MIN_PAGE_TOKEN_KEY_BYTES } from "./service/page-token.js";
 import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 

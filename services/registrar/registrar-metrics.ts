@@ -5,7 +5,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { IMPORT_REJECTION_REASONS, type ImportRejectionReason } from "../common/import-policy.js";
-import type { ConfigCache } from "./config-cache.js";
+import type { ConfigCache } from "./cache/config-cache.js";
 import { createExportMetrics, type ExportMetrics } from "./export/export-metrics.js";
 import type { ConfigStore } from "./store/config-store.js";
 

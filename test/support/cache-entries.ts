@@ -1,10 +1,10 @@
 /** Builders of config-cache entries, changes and records for the cores' table-driven tests. */
-import type { CachedProjection } from "../../services/registrar/cached-projection.js";
+import type { CachedProjection } from "../../services/registrar/cache/cached-projection.js";
 import type {
   CacheChange,
   CacheEvent,
   ChangeRecord,
-} from "../../services/registrar/projection-index.js";
+} from "../../services/registrar/cache/projection-index.js";
 
 /**
  * Bytes that are not a valid protobuf encoding (a truncated varint): an entry

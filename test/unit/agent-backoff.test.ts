@@ -4,7 +4,7 @@ import {
   createReconnectBackoff,
   DEFAULT_BACKOFF_INITIAL_MS,
   DEFAULT_BACKOFF_MAX_MS,
-} from "../../clients/agent/config-follower.js";
+} from "../../clients/agent/follower/config-follower.js";
 
 const take = (next: () => number, n: number) => Array.from({ length: n }, () => next());
 

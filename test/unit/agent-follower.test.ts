@@ -13,8 +13,8 @@ import {
   createReconnectBackoff,
   type FollowerClient,
   type FollowerUpdate,
-} from "../../clients/agent/config-follower.js";
-import type { ReceivedRejection } from "../../clients/agent/received-projection.js";
+} from "../../clients/agent/follower/config-follower.js";
+import type { ReceivedRejection } from "../../clients/agent/follower/received-projection.js";
 import {
   ConfigView,
   type ListAllConfigRequest,

@@ -9,8 +9,8 @@ import {
   createChangeLog,
   type EventFilter,
   eventsFor,
-} from "../../services/registrar/change-log.js";
-import type { ChangeRecord } from "../../services/registrar/projection-index.js";
+} from "../../services/registrar/cache/change-log.js";
+import type { ChangeRecord } from "../../services/registrar/cache/projection-index.js";
 import { eventText, recordOf } from "../support/cache-entries.js";
 
 /** Records of these revisions, one per element (a repeated revision is a batch). */

@@ -4,7 +4,7 @@ import {
   type CacheEvent,
   type ConfigCache,
   createConfigCache,
-} from "../../services/registrar/config-cache.js";
+} from "../../services/registrar/cache/config-cache.js";
 import {
   type ConfigStore,
   StoreUnavailableError,

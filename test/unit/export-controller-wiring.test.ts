@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createImportPolicy } from "../../services/common/import-policy.js";
-import { createConfigCache } from "../../services/registrar/config-cache.js";
+import { createConfigCache } from "../../services/registrar/cache/config-cache.js";
 import { createConfiguredExporter } from "../../services/registrar/registrar.js";
 import {
   parseRegistrarFlags,

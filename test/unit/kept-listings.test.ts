@@ -1,6 +1,9 @@
 /** The listing windows the ConfigService keeps between pages: bounded, least recently used first out, expiring. */
 import { describe, expect, it } from "vitest";
-import { createKeptListings, type ListingWindow } from "../../services/registrar/kept-listings.js";
+import {
+  createKeptListings,
+  type ListingWindow,
+} from "../../services/registrar/service/kept-listings.js";
 
 const window = (more: boolean): ListingWindow => ({ entries: [], more, after: undefined });
 

@@ -12,8 +12,8 @@ import {
   pageOf,
   startsAtOrBefore,
   windowPage,
-} from "../../services/registrar/listing-cursor.js";
-import { createPageTokens } from "../../services/registrar/page-token.js";
+} from "../../services/registrar/service/listing-cursor.js";
+import { createPageTokens } from "../../services/registrar/service/page-token.js";
 
 const PREFIX = "/p";
 const at = (origin: string, service: string): ListingPosition => ({ origin, service });

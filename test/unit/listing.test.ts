@@ -5,11 +5,18 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createImportPolicy, type ImportPolicy } from "../../services/common/import-policy.js";
-import { type ConfigCache, createConfigCache } from "../../services/registrar/config-cache.js";
-import { createKeptListings } from "../../services/registrar/kept-listings.js";
-import { createListing, type ListingPage, READ_AHEAD } from "../../services/registrar/listing.js";
-import { createPageTokens, type PageCursor } from "../../services/registrar/page-token.js";
-import type { ListingQuery } from "../../services/registrar/request-checks.js";
+import {
+  type ConfigCache,
+  createConfigCache,
+} from "../../services/registrar/cache/config-cache.js";
+import { createKeptListings } from "../../services/registrar/service/kept-listings.js";
+import {
+  createListing,
+  type ListingPage,
+  READ_AHEAD,
+} from "../../services/registrar/service/listing.js";
+import { createPageTokens, type PageCursor } from "../../services/registrar/service/page-token.js";
+import type { ListingQuery } from "../../services/registrar/service/request-checks.js";
 import type { ConfigStore, ListOptions } from "../../services/registrar/store/config-store.js";
 import {
   createMemoryBackend,

@@ -5,7 +5,7 @@ import {
   DEFAULT_PAGE_TOKEN_TTL_MS,
   PageTokenError,
   queryFingerprint,
-} from "../../services/registrar/page-token.js";
+} from "../../services/registrar/service/page-token.js";
 
 const key = Buffer.alloc(32, 1);
 const cursor = { revision: 42, origin: "hub", service: "shop/cart" };

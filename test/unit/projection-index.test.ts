@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { createImportPolicy, type ImportRejection } from "../../services/common/import-policy.js";
-import type { CachedProjection } from "../../services/registrar/cached-projection.js";
+import type { CachedProjection } from "../../services/registrar/cache/cached-projection.js";
 import {
   type CacheChange,
   type CacheView,
   createProjectionIndex,
   type ProjectionIndex,
-} from "../../services/registrar/projection-index.js";
+} from "../../services/registrar/cache/projection-index.js";
 import { cachedEntry, deleteOf, eventText, putOf, UNDECODABLE } from "../support/cache-entries.js";
 import { versionAt } from "../support/projections.js";
 

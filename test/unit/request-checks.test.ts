@@ -8,7 +8,7 @@ import {
   ListConfigRequestSchema,
   WatchConfigRequestSchema,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
-import { createPageTokens, queryFingerprint } from "../../services/registrar/page-token.js";
+import { createPageTokens, queryFingerprint } from "../../services/registrar/service/page-token.js";
 import {
   checkListAllConfigRequest,
   checkListConfigRequest,
@@ -18,7 +18,7 @@ import {
   invalid,
   MAX_PAGE_SIZE,
   MAX_REQUEST_SERVICES,
-} from "../../services/registrar/request-checks.js";
+} from "../../services/registrar/service/request-checks.js";
 
 /** The INVALID_ARGUMENT message `run` throws; fails the test when it throws anything else. */
 function refusal(run: () => unknown): string {

@@ -8,9 +8,12 @@
 import { describe, expect, it } from "vitest";
 import { createImportPolicy, type ImportPolicy } from "../../services/common/import-policy.js";
 import { parseVersion } from "../../services/common/projection-version.js";
-import type { CachedProjection } from "../../services/registrar/cached-projection.js";
-import { createProjectionIndex } from "../../services/registrar/projection-index.js";
-import { type StatusSummary, summarizeStatus } from "../../services/registrar/status-summary.js";
+import type { CachedProjection } from "../../services/registrar/cache/cached-projection.js";
+import { createProjectionIndex } from "../../services/registrar/cache/projection-index.js";
+import {
+  type StatusSummary,
+  summarizeStatus,
+} from "../../services/registrar/service/status-summary.js";
 import { cachedEntry, putOf } from "../support/cache-entries.js";
 import { versionAt } from "../support/projections.js";
 

@@ -15,12 +15,12 @@ import type {
   CachedProjection,
   CacheEvent,
   InitialSync,
-} from "../../services/registrar/config-cache.js";
+} from "../../services/registrar/cache/config-cache.js";
 import {
   eventResponse,
   initialResponses,
   keepaliveResponse,
-} from "../../services/registrar/watch-responses.js";
+} from "../../services/registrar/service/watch-responses.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 
 /** A cache entry of `origin`'s projection of `service`. */

@@ -17,10 +17,10 @@ import type {
   ConfigCache,
   InitialSync,
   SubscribeOptions,
-} from "../../services/registrar/config-cache.js";
-import type { WatchQuery } from "../../services/registrar/request-checks.js";
+} from "../../services/registrar/cache/config-cache.js";
+import type { WatchQuery } from "../../services/registrar/service/request-checks.js";
+import { createWatchStreams } from "../../services/registrar/service/watch-stream.js";
 import { StoreUnavailableError } from "../../services/registrar/store/config-store.js";
-import { createWatchStreams } from "../../services/registrar/watch-stream.js";
 
 const HOUR_MS = 3_600_000;
 const QUERY: WatchQuery = { services: new Set(["shop/a"]), view: "all", resumeRevision: 0 };

@@ -4,8 +4,8 @@
  * without failing (a frozen peer, a partition). It ends with the watch's
  * error or the first failed ping, or without an error when interrupted.
  */
-import type { ConfigStore, StoreEvent, StoreWatch } from "./store/config-store.js";
-import { StoreUnavailableError } from "./store/config-store.js";
+import type { ConfigStore, StoreEvent, StoreWatch } from "../store/config-store.js";
+import { StoreUnavailableError } from "../store/config-store.js";
 
 /** Options of {@link followStore}. */
 export interface FollowOptions {

@@ -20,21 +20,21 @@
  * Which source served a page changes how fast it is served, never what it
  * holds.
  */
-import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
-import type { ImportPolicy } from "../common/import-policy.js";
+import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
+import type { ImportPolicy } from "../../common/import-policy.js";
 import {
   type CachedProjection,
   type CacheView,
   type ConfigCache,
   decodeCachedProjection,
-} from "./config-cache.js";
+} from "../cache/config-cache.js";
+import type { ConfigStore, StoredProjection } from "../store/config-store.js";
+import { compareKeys } from "../store/decode-entry.js";
+import { projectionKey } from "../store/store-key.js";
 import type { KeptListings } from "./kept-listings.js";
 import { firstAfter, nextToken, type PageSlice, pageOf, windowPage } from "./listing-cursor.js";
 import type { PageTokens } from "./page-token.js";
 import { type ListingQuery, MAX_PAGE_SIZE } from "./request-checks.js";
-import type { ConfigStore, StoredProjection } from "./store/config-store.js";
-import { compareKeys } from "./store/decode-entry.js";
-import { projectionKey } from "./store/store-key.js";
 
 /** How many entries a listing in key order reads ahead for its later pages (five full pages). */
 export const READ_AHEAD = 5 * MAX_PAGE_SIZE;

@@ -12,10 +12,10 @@
  */
 import { setMaxListeners } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { WatchConfigResponse } from "../../gen/aether/registry/v1/config_service_pb.js";
-import { createAsyncQueue, QueueOverflowError } from "../runtime/async-queue.js";
-import type { ConfigCache } from "./config-cache.js";
-import type { RegistrarMetrics } from "./registrar-metrics.js";
+import type { WatchConfigResponse } from "../../../gen/aether/registry/v1/config_service_pb.js";
+import { createAsyncQueue, QueueOverflowError } from "../../runtime/async-queue.js";
+import type { ConfigCache } from "../cache/config-cache.js";
+import type { RegistrarMetrics } from "../registrar-metrics.js";
 import type { WatchQuery } from "./request-checks.js";
 import { eventResponse, initialResponses, keepaliveResponse } from "./watch-responses.js";
 

@@ -13,7 +13,7 @@
  * of its revision: it is still that revision's page. A page the window does
  * not cover is read from the store, and fails with OUT_OF_RANGE then.)
  */
-import type { StoredProjection } from "./store/config-store.js";
+import type { StoredProjection } from "../store/config-store.js";
 
 /** A part of a listing read at one revision. */
 export interface ListingWindow {

@@ -8,9 +8,9 @@
  * not the order of origin then service (see `ListResult.entries`), so the
  * cursor search compares keys, never names. Synchronous and free of I/O.
  */
+import { compareKeys } from "../store/decode-entry.js";
+import { projectionKey } from "../store/store-key.js";
 import type { PageTokens } from "./page-token.js";
-import { compareKeys } from "./store/decode-entry.js";
-import { projectionKey } from "./store/store-key.js";
 
 /** A position in a listing: the origin and service of an entry. */
 export interface ListingPosition {

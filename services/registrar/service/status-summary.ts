@@ -5,9 +5,9 @@
  * import-policy decision is taken here: trust, rejections and winners come
  * from the cache, which applied the policy as the changes came in.
  */
-import type { ImportConflict, ImportRejection } from "../common/import-policy.js";
-import { parseVersion } from "../common/projection-version.js";
-import type { CachedProjection } from "./cached-projection.js";
+import type { ImportConflict, ImportRejection } from "../../common/import-policy.js";
+import { parseVersion } from "../../common/projection-version.js";
+import type { CachedProjection } from "../cache/cached-projection.js";
 
 /** One origin's projections in the store (an `OriginStatus`). */
 export interface OriginSummary {

@@ -7,8 +7,9 @@
  * and every subscriber gets its share, in that order, before it returns. This
  * is go-control-plane's versioned snapshot cache; the server only reads it.
  */
-import type { ImportPolicy, ImportRejection } from "../common/import-policy.js";
-import type { Logger } from "../runtime/logger.js";
+import type { ImportPolicy, ImportRejection } from "../../common/import-policy.js";
+import type { Logger } from "../../runtime/logger.js";
+import type { StoredProjection, StoreEvent } from "../store/config-store.js";
 import { createSubscribers, type SubscriberOptions } from "./cache-subscribers.js";
 import { type CachedProjection, toCachedProjection } from "./cached-projection.js";
 import { createChangeLog, eventsFor } from "./change-log.js";
@@ -19,7 +20,6 @@ import {
   createProjectionIndex,
   type ProjectionIndex,
 } from "./projection-index.js";
-import type { StoredProjection, StoreEvent } from "./store/config-store.js";
 
 /** What a new subscriber gets first. */
 export type InitialSync =

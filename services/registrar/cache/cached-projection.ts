@@ -7,9 +7,9 @@ import { fromBinary } from "@bufbuild/protobuf";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
-} from "../../gen/aether/registry/v1/projection_pb.js";
-import type { ProjectionHeader } from "../common/import-policy.js";
-import type { StoredProjection } from "./store/config-store.js";
+} from "../../../gen/aether/registry/v1/projection_pb.js";
+import type { ProjectionHeader } from "../../common/import-policy.js";
+import type { StoredProjection } from "../store/config-store.js";
 
 /**
  * What the cache keeps of one stored projection: the origin and service of its

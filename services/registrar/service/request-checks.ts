@@ -12,9 +12,9 @@ import {
   type ListAllConfigRequest,
   type ListConfigRequest,
   type WatchConfigRequest,
-} from "../../gen/aether/registry/v1/config_service_pb.js";
-import { checkClusterName, checkServiceName } from "../common/service-name.js";
-import type { CacheView } from "./config-cache.js";
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
+import { checkClusterName, checkServiceName } from "../../common/service-name.js";
+import type { CacheView } from "../cache/config-cache.js";
 import {
   type PageCursor,
   PageTokenError,

@@ -9,13 +9,13 @@ import { create } from "@bufbuild/protobuf";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
-} from "../../gen/aether/registry/v1/projection_pb.js";
+} from "../../../gen/aether/registry/v1/projection_pb.js";
 import {
   IMPORT_REJECTION_REASONS,
   type ImportCandidate,
   type ImportPolicy,
   type ImportRejectionReason,
-} from "../../services/common/import-policy.js";
+} from "../../../services/common/import-policy.js";
 
 /**
  * Why the agent refused a projection: an import-policy reason, or

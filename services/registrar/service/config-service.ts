@@ -23,27 +23,27 @@ import {
   type ListConfigRequest,
   type ListConfigResponse,
   ListConfigResponseSchema,
-} from "../../gen/aether/registry/v1/config_service_pb.js";
-import type { ImportPolicy } from "../common/import-policy.js";
-import { createSilentLogger, type Logger } from "../runtime/logger.js";
-import type { ConfigCache } from "./config-cache.js";
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
+import type { ImportPolicy } from "../../common/import-policy.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import type { ConfigCache } from "../cache/config-cache.js";
+import type { RegistrarMetrics } from "../registrar-metrics.js";
+import {
+  type ConfigStore,
+  StoreCompactedError,
+  type StoredProjection,
+  StoreUnavailableError,
+} from "../store/config-store.js";
 import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
 import { createKeptListings } from "./kept-listings.js";
 import { createListing } from "./listing.js";
 import { createPageTokens, type PageTokens } from "./page-token.js";
-import type { RegistrarMetrics } from "./registrar-metrics.js";
 import {
   checkListAllConfigRequest,
   checkListConfigRequest,
   checkWatchConfigRequest,
 } from "./request-checks.js";
 import { summarizeStatus } from "./status-summary.js";
-import {
-  type ConfigStore,
-  StoreCompactedError,
-  type StoredProjection,
-  StoreUnavailableError,
-} from "./store/config-store.js";
 import { createWatchStreams } from "./watch-stream.js";
 
 /** The request limits (see `request-checks.ts`), exported here too, where callers have always imported them. */

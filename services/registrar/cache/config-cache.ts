@@ -13,17 +13,17 @@
  * index (`projection-index.ts`), the change log (`change-log.ts`) and the
  * subscribers (`cache-subscribers.ts`).
  */
-import type { ImportConflict, ImportPolicy, ImportRejection } from "../common/import-policy.js";
-import { createSilentLogger, type Logger } from "../runtime/logger.js";
-import { wakeableSleep } from "../runtime/sleep.js";
-import { createCacheContents, type InitialSync } from "./cache-contents.js";
-import type { CachedProjection } from "./cached-projection.js";
-import type { CacheEvent, CacheView, IndexStats } from "./projection-index.js";
+import type { ImportConflict, ImportPolicy, ImportRejection } from "../../common/import-policy.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import { wakeableSleep } from "../../runtime/sleep.js";
 import {
   type ConfigStore,
   type StoredProjection,
   StoreUnavailableError,
-} from "./store/config-store.js";
+} from "../store/config-store.js";
+import { createCacheContents, type InitialSync } from "./cache-contents.js";
+import type { CachedProjection } from "./cached-projection.js";
+import type { CacheEvent, CacheView, IndexStats } from "./projection-index.js";
 import { followStore } from "./store-follow.js";
 
 export type { InitialSync } from "./cache-contents.js";

@@ -13,7 +13,7 @@ import type {
   ImportPolicy,
   ImportRejection,
   ImportRejectionReason,
-} from "../common/import-policy.js";
+} from "../../common/import-policy.js";
 import { byServiceThenOrigin, type CachedProjection } from "./cached-projection.js";
 
 /** Which projections a reader sees: every origin's, or one winner per service. */

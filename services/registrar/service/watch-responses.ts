@@ -13,13 +13,13 @@ import {
   type WatchConfigResponse,
   WatchConfigResponseSchema,
   WatchEventType,
-} from "../../gen/aether/registry/v1/config_service_pb.js";
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
 import {
   type CachedProjection,
   type CacheEvent,
   decodeCachedProjection,
   type InitialSync,
-} from "./config-cache.js";
+} from "../cache/config-cache.js";
 import { withEncodedMessages } from "./encoded-messages.js";
 
 /**

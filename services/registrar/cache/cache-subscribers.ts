@@ -4,7 +4,7 @@
  * its view and services, synchronously, in revision order. A subscriber
  * whose callback throws is closed (logged), never the cache.
  */
-import type { Logger } from "../runtime/logger.js";
+import type { Logger } from "../../runtime/logger.js";
 import { type EventFilter, eventsFor } from "./change-log.js";
 import type { CacheEvent, ChangeRecord } from "./projection-index.js";
 

@@ -1,0 +1,283 @@
+/**
+ * The config follower: keeps the agent's imported state (every accepted
+ * origin's projection of the dependency set, and the registrar revision it
+ * is consistent with) up to date from a registrar, push first.
+ *
+ * - **Watch**: `WatchConfig` for exactly the dependency set, view
+ *   ALL_ORIGINS (the agent resolves trust and conflicts itself), resuming
+ *   from the last revision applied. Events before SYNCED are buffered and
+ *   applied together when SYNCED arrives, so a partial snapshot is never
+ *   applied: SYNCED(resumed=false) replaces the state, SYNCED(resumed=true)
+ *   applies the replayed changes to it. After SYNCED every UPSERT and DELETE
+ *   is applied as it comes; KEEPALIVE only advances the resume point.
+ * - **Dead streams**: a stream silent for the keep-alive timeout is
+ *   abandoned (and the connection reported dead); a stream that fails,
+ *   ends, or breaks the protocol (garbage) is re-established after an
+ *   exponential backoff with jitter. The state is never touched by a
+ *   failure: last-known config keeps being served.
+ * - **Poll fallback**: from the first failure until a new stream has
+ *   synced, `ListAllConfig` (ALL_ORIGINS, the dependency set, every page at
+ *   one revision) runs every poll interval (± 10 % jitter); a complete
+ *   listing replaces the state, and a successful poll retries the stream
+ *   at once. Mode `poll` only polls.
+ * - **Checks**: every received projection goes through
+ *   {@link checkReceived} (requested service, well-formed event, shared
+ *   import policy). A rejected one is reported (once per origin, service,
+ *   version and reason) and never applied: it neither replaces nor removes
+ *   the projection held for its origin and service.
+ * - **Dependency set changes** re-subscribe with a fresh snapshot; the old
+ *   state is kept (and served) until the new one is complete. An empty set
+ *   watches and polls nothing.
+ *
+ * This file is the shell's wiring: one cycle per dependency set, and the
+ * follow mode's effects carried out. The decisions are pure cores: the
+ * stream protocol in `watch-session.ts`, the application of received
+ * changes in `candidate-set.ts`, the switching between stream, backoff and
+ * polling in `follow-mode.ts`. The held state is `imported-state.ts`; the
+ * loops and client calls are `watch-loop.ts` and `watch-stream.ts` (with the
+ * keep-alive watchdog), `config-poller.ts` and `config-listing.ts`.
+ */
+import type { Client } from "@connectrpc/connect";
+import type { ConfigService } from "../../../gen/aether/registry/v1/config_service_pb.js";
+import type { ImportPolicy } from "../../../services/common/import-policy.js";
+import { type Backoff, createBackoff } from "../../../services/runtime/backoff.js";
+import { createSilentLogger, type Logger } from "../../../services/runtime/logger.js";
+import { wakeableSleep } from "../../../services/runtime/sleep.js";
+import type { FollowMode, ImportOperation, StreamEventType } from "../agent-metrics.js";
+import { createConfigPoller } from "./config-poller.js";
+import {
+  type FollowEvent,
+  type FollowState,
+  type FollowTransition,
+  INITIAL_FOLLOW_STATE,
+  observedMode,
+  transition,
+} from "./follow-mode.js";
+import { createImportedState, type FollowerState, type FollowerUpdate } from "./imported-state.js";
+import type { ReceivedRejection } from "./received-projection.js";
+import { createWatchLoop } from "./watch-loop.js";
+
+export type { FollowerState, FollowerUpdate } from "./imported-state.js";
+export { ProtocolError } from "./protocol-error.js";
+
+/** The part of the generated ConfigService client the follower uses. */
+export type FollowerClient = Pick<Client<typeof ConfigService>, "watchConfig" | "listAllConfig">;
+
+/** Callbacks through which the follower reports what it does. */
+export interface FollowerObserver {
+  /** A new state was applied. */
+  onUpdate?(update: FollowerUpdate): void;
+  /** A received projection was refused (reported once per origin, service, version and reason). */
+  onRejection?(rejection: ReceivedRejection): void;
+  /** A WatchConfig event was received. */
+  onStreamEvent?(type: StreamEventType): void;
+  /** A stream ended or failed and will be re-established. */
+  onReconnect?(): void;
+  /** The follower switched between the stream and polling. */
+  onModeChange?(mode: FollowMode): void;
+  /** A stream or a poll failed. */
+  onError?(operation: ImportOperation, error: Error): void;
+  /** A poll finished. */
+  onPoll?(result: "ok" | "error"): void;
+  /**
+   * A stream stayed silent past the keep-alive timeout: the connection under
+   * it is probably dead (a partition, a frozen peer). The owner of the
+   * transport should drop the connection so the next call opens a new one.
+   */
+  onDeadConnection?(): void;
+}
+
+/** Options of {@link createConfigFollower}. */
+export interface ConfigFollowerOptions {
+  /** The generated ConfigService client (or a fake with the same two methods). */
+  readonly client: FollowerClient;
+  /** The import policy every received projection is checked with. */
+  readonly policy: ImportPolicy;
+  /** The initial dependency set. */
+  readonly services: Iterable<string>;
+  /** `watch` (default): stream, polling only while it is down; `poll`: poll only. */
+  readonly mode?: FollowMode;
+  /** The polling period in milliseconds; default 10000. */
+  readonly pollIntervalMs?: number;
+  /** How long a stream may stay silent before it counts as dead, in milliseconds; default 45000. */
+  readonly keepaliveTimeoutMs?: number;
+  /** The timeout of each ListAllConfig page request, in milliseconds; default 10000. */
+  readonly requestTimeoutMs?: number;
+  /** The reconnect delays; default 200 ms doubling to 5 s, with jitter. */
+  readonly backoff?: Backoff;
+  /** The ListAllConfig page size; default 1000 (the most the registrar allows). */
+  readonly pageSize?: number;
+  /** A state to start from (the last-known cache); it is not reported through `onUpdate`. */
+  readonly initial?: FollowerState;
+  /** Where the follower reports what it does. */
+  readonly observer?: FollowerObserver;
+  /** Logger; silent by default. */
+  readonly logger?: Logger;
+  /** Uniform numbers in [0, 1) for the poll jitter; default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/** A running follower. */
+export interface ConfigFollower {
+  /** The current state; undefined until a cache or a first complete state. */
+  readonly state: FollowerState | undefined;
+  /** `watch` while streaming (or trying to), `poll` while polling. */
+  readonly mode: FollowMode;
+  /** The dependency set being followed, sorted. */
+  readonly services: readonly string[];
+  /** Starts following. Idempotent. */
+  start(): void;
+  /**
+   * Changes the dependency set. A different set re-subscribes at once with a
+   * fresh snapshot; the current state stays until the new one is complete.
+   */
+  setServices(services: Iterable<string>): void;
+  /** Stops following: cancels the stream and polls; resolves once they ended. */
+  stop(): Promise<void>;
+}
+
+/** The default first reconnect delay (before jitter), in milliseconds. */
+export const DEFAULT_BACKOFF_INITIAL_MS = 200;
+/** The default cap on the reconnect delay (before jitter), in milliseconds. */
+export const DEFAULT_BACKOFF_MAX_MS = 5_000;
+
+/**
+ * Creates the reconnect backoff: the shared exponential backoff (the export
+ * controller's), doubling from `initialMs` (default 200 ms) to `maxMs`
+ * (default 5 s), each delay jittered uniformly between half the base delay
+ * and the whole of it, so a fleet of agents that lost one registrar does not
+ * reconnect in lockstep. The cap is low because a reconnect is cheap (a
+ * refused connection, or a snapshot of the dependency set from the
+ * registrar's cache) and because it bounds how long after a restarted
+ * registrar is back its agents find it. `random` is for tests.
+ */
+export function createReconnectBackoff(
+  options: { initialMs?: number; maxMs?: number; random?: () => number } = {},
+): Backoff {
+  return createBackoff({
+    initialMs: options.initialMs ?? DEFAULT_BACKOFF_INITIAL_MS,
+    maxMs: options.maxMs ?? DEFAULT_BACKOFF_MAX_MS,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  });
+}
+
+function normalize(services: Iterable<string>): string[] {
+  return [...new Set(services)].sort();
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
+/** Creates a follower; nothing runs until `start()`. */
+export function createConfigFollower(options: ConfigFollowerOptions): ConfigFollower {
+  const configuredMode = options.mode ?? "watch";
+  const backoff = options.backoff ?? createReconnectBackoff();
+  const observer = options.observer ?? {};
+  const logger = options.logger ?? createSilentLogger();
+
+  const imported = createImportedState({
+    policy: options.policy,
+    services: normalize(options.services),
+    initial: options.initial,
+    logger,
+    onUpdate: (update) => observer.onUpdate?.(update),
+    onRejection: (rejection) => observer.onRejection?.(rejection),
+  });
+  const poller = createConfigPoller({
+    client: options.client,
+    imported,
+    pageSize: options.pageSize ?? 1000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    intervalMs: options.pollIntervalMs ?? 10_000,
+    random: options.random ?? Math.random,
+    logger,
+    onPoll: (result) => observer.onPoll?.(result),
+    onError: (operation, error) => observer.onError?.(operation, error),
+    onSuccess: () => dispatch({ type: "poll-succeeded" }),
+  });
+  const watchLoop = createWatchLoop({
+    client: options.client,
+    imported,
+    keepaliveTimeoutMs: options.keepaliveTimeoutMs ?? 45_000,
+    backoff,
+    logger,
+    follow: (event) => dispatch(event),
+    onStreamEvent: (type) => observer.onStreamEvent?.(type),
+    onReconnect: () => observer.onReconnect?.(),
+    onError: (operation, error) => observer.onError?.(operation, error),
+    onDeadConnection: () => observer.onDeadConnection?.(),
+  });
+  let follow: FollowState = INITIAL_FOLLOW_STATE;
+  let mode: FollowMode = configuredMode;
+  let cycle: AbortController | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  /** Steps the follow mode, reports a mode change, and carries out the effects. */
+  const dispatch = (event: FollowEvent): FollowTransition => {
+    const next = transition(follow, event);
+    follow = next.state;
+    const shown = observedMode(follow, configuredMode);
+    if (shown !== mode) {
+      mode = shown;
+      observer.onModeChange?.(shown);
+    }
+    for (const effect of next.effects) {
+      if (effect.type === "start-poller") {
+        if (cycle !== undefined) poller.startFallback(cycle.signal);
+      } else if (effect.type === "stop-poller") void poller.stopFallback();
+      else if (effect.type === "reset-backoff") backoff.reset();
+      else if (effect.type === "wake-reconnect") watchLoop.wake();
+      else cycle?.abort(); // restart-cycle
+    }
+    return next;
+  };
+
+  /** One cycle per dependency set, until stopped. */
+  const loop = async (): Promise<void> => {
+    while (!stopped) {
+      const controller = new AbortController();
+      cycle = controller;
+      try {
+        dispatch({ type: "cycle", services: imported.services.length, configured: configuredMode });
+        if (follow.kind === "idle") await wakeableSleep(2 ** 31 - 1, controller.signal).done;
+        else if (follow.kind === "poll") await poller.run(controller.signal);
+        else await watchLoop.run(controller.signal);
+      } catch (error) {
+        logger.error({ err: error }, "follower loop failed; restarting it");
+        await wakeableSleep(backoff.next(), controller.signal).done;
+      } finally {
+        await poller.stopFallback();
+      }
+    }
+  };
+
+  return {
+    get state() {
+      return imported.state;
+    },
+    get mode() {
+      return mode;
+    },
+    get services() {
+      return imported.services;
+    },
+    start() {
+      if (running !== undefined || stopped) return;
+      running = loop();
+    },
+    setServices(next) {
+      const normalized = normalize(next);
+      if (sameList(normalized, imported.services)) return;
+      imported.setServices(normalized);
+      logger.info({ services: normalized.length }, "dependency set changed; re-subscribing");
+      dispatch({ type: "services-changed" });
+    },
+    async stop() {
+      stopped = true;
+      cycle?.abort();
+      await running;
+    },
+  };
+}
