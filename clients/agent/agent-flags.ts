@@ -61,6 +61,8 @@ export interface AgentConfig {
   readonly backoffInitialMs: number;
   /** The cap on the reconnect delay (before jitter), in milliseconds. */
   readonly backoffMaxMs: number;
+  /** How far ahead of this node's clock an imported version may be, in milliseconds. */
+  readonly maxVersionSkewMs: number;
   /** The log level. */
   readonly logLevel: string;
 }
@@ -92,6 +94,8 @@ Flags:
   --keepalive-timeout DURATION  a stream silent this long is dead (default 45s)
   --backoff-initial DURATION    first reconnect delay (default 200ms)
   --backoff-max DURATION    longest reconnect delay (default 5s)
+  --max-version-skew DURATION   reject projections whose version is further ahead of this
+                            node's clock (version_out_of_range; default 5m)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 
@@ -116,6 +120,7 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   "keepalive-timeout": { type: "string", default: "45s" },
   "backoff-initial": { type: "string", default: "200ms" },
   "backoff-max": { type: "string", default: "5s" },
+  "max-version-skew": { type: "string", default: "5m" },
   "log-level": { type: "string", default: "info" },
   help: { type: "boolean", short: "h" },
 };
@@ -223,6 +228,11 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
     ),
     backoffInitialMs,
     backoffMaxMs,
+    maxVersionSkewMs: parseDurationFlag(
+      "max-version-skew",
+      values["max-version-skew"] as string,
+      1_000,
+    ),
     logLevel,
   };
 }

@@ -84,6 +84,11 @@ export interface AgentOptions {
   readonly mode?: FollowMode;
   /** The polling period, in milliseconds; default 10000. */
   readonly pollIntervalMs?: number;
+  /**
+   * How far ahead of `now` an imported version may be before it is rejected
+   * as `version_out_of_range`, in milliseconds; default 5 minutes.
+   */
+  readonly maxVersionSkewMs?: number;
   /** How long a stream may stay silent before it counts as dead, in milliseconds; default 45000. */
   readonly keepaliveTimeoutMs?: number;
   /** The first reconnect delay (before jitter), in milliseconds; default 200. */
@@ -331,7 +336,11 @@ async function serveHttp(
 export function createAgent(options: AgentOptions): Agent {
   const logger = options.logger ?? createSilentLogger();
   const now = options.now ?? Date.now;
-  const policy = createImportPolicy({ controlCluster: options.controlCluster });
+  const policy = createImportPolicy({
+    controlCluster: options.controlCluster,
+    ...(options.maxVersionSkewMs === undefined ? {} : { maxFutureMs: options.maxVersionSkewMs }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
   const keepaliveTimeoutMs = options.keepaliveTimeoutMs ?? 45_000;
   const deps = createDependencySet(options.dependencies ?? [], () => depsFile?.services ?? []);
   let cacheLoaded = false;

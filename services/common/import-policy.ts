@@ -17,7 +17,13 @@ export type ImportRejectionReason =
   /** The service key is not `namespace/name`. */
   | "invalid_service"
   /** The projection's `service` field disagrees with the service it is stored under. */
-  | "service_mismatch";
+  | "service_mismatch"
+  /**
+   * The projection's version lies further in the future than the importer
+   * allows (see {@link ImportPolicyOptions.maxFutureMs}): a wrong clock at the
+   * origin, or a forged value that would otherwise win every comparison.
+   */
+  | "version_out_of_range";
 
 /** Every rejection reason, for metrics that pre-register their label values. */
 export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
@@ -25,7 +31,11 @@ export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
   "invalid_version",
   "invalid_service",
   "service_mismatch",
+  "version_out_of_range",
 ];
+
+/** The default of {@link ImportPolicyOptions.maxFutureMs}: five minutes. */
+export const DEFAULT_MAX_FUTURE_MS = 5 * 60_000;
 
 /** The fields of a projection the policy reads: its service and version. */
 export type ProjectionHeader = Pick<ServiceConfigProjection, "service" | "version">;
@@ -88,6 +98,13 @@ export interface ImportPolicyOptions {
    * origin is trusted.
    */
   readonly controlCluster?: string;
+  /**
+   * How far ahead of `now` a version may be, in milliseconds; a later one is
+   * rejected as `version_out_of_range`. Default {@link DEFAULT_MAX_FUTURE_MS}.
+   */
+  readonly maxFutureMs?: number;
+  /** The importer's clock, in milliseconds since the epoch; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** A configured import policy. */
@@ -125,6 +142,8 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
     options.controlCluster === undefined || options.controlCluster === ""
       ? undefined
       : options.controlCluster;
+  const maxFutureMs = options.maxFutureMs ?? DEFAULT_MAX_FUTURE_MS;
+  const now = options.now ?? Date.now;
 
   function check<T extends PolicyCandidate>(candidate: T): ImportRejection<T> | undefined {
     if (controlCluster !== undefined && candidate.origin !== controlCluster) {
@@ -145,11 +164,20 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
         message: `projection stored as ${candidate.service} names service ${JSON.stringify(candidate.projection.service)}`,
       };
     }
-    if (parseVersion(candidate.projection.version) === undefined) {
+    const version = parseVersion(candidate.projection.version);
+    if (version === undefined) {
       return {
         candidate,
         reason: "invalid_version",
         message: `projection of ${candidate.service} from ${candidate.origin} has version ${JSON.stringify(candidate.projection.version)}, not an RFC 3339 timestamp`,
+      };
+    }
+    const aheadMs = Number(version / 1_000_000n) - now();
+    if (aheadMs > maxFutureMs) {
+      return {
+        candidate,
+        reason: "version_out_of_range",
+        message: `projection of ${candidate.service} from ${candidate.origin} has version ${candidate.projection.version}, ${Math.round(aheadMs / 1000)} s ahead of this importer's clock (at most ${Math.round(maxFutureMs / 1000)} s are allowed): the origin's clock is wrong, or the value was not written by it`,
       };
     }
     return undefined;

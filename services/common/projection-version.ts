@@ -37,12 +37,20 @@ export function parseVersion(version: string): bigint | undefined {
   return BigInt(millis) * 1_000_000n + BigInt(fraction === "" ? 0 : Number(fraction));
 }
 
+/** The latest instant a version can name: `9999-12-31T23:59:59.999999999Z`. */
+export const MAX_VERSION_NANOS = 253_402_300_799_999_999_999n;
+
 /**
  * Formats nanoseconds since the Unix epoch as the canonical version string:
  * RFC 3339, UTC, always nine fractional digits, for example
- * `2026-11-29T23:40:42.123456789Z`.
+ * `2026-11-29T23:40:42.123456789Z`. Throws a RangeError for an instant before
+ * the epoch or after {@link MAX_VERSION_NANOS}, which no valid version names
+ * (so a formatted version always parses back to the same instant).
  */
 export function formatVersion(epochNanos: bigint): string {
+  if (epochNanos < 0n || epochNanos > MAX_VERSION_NANOS) {
+    throw new RangeError(`${epochNanos} ns since the epoch is outside the range of versions`);
+  }
   const millis = epochNanos / 1_000_000n;
   const nanos = epochNanos % 1_000_000_000n;
   const iso = new Date(Number(millis)).toISOString();

@@ -66,6 +66,8 @@ export interface RegistrarConfig {
   readonly pageTokenKeyFile: string | undefined;
   /** How long a page token is accepted, in milliseconds. */
   readonly pageTokenTtlMs: number;
+  /** How far ahead of this registrar's clock an imported version may be, in milliseconds. */
+  readonly maxVersionSkewMs: number;
 }
 
 /** The export source a registrar reads: a directory of manifests, or the Kubernetes API. */
@@ -122,6 +124,9 @@ Flags:
                             give replicas behind one Service the same file (default: a
                             random key per process, so a token works on its replica only)
   --page-token-ttl DURATION how long a list page token is accepted (default 5m)
+  --max-version-skew DURATION
+                            reject projections whose version is further ahead of this
+                            registrar's clock (version_out_of_range; default 5m)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 `;
@@ -145,6 +150,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         "etcd-prefix": { type: "string", default: DEFAULT_STORE_PREFIX },
         "page-token-key-file": { type: "string" },
         "page-token-ttl": { type: "string", default: "5m" },
+        "max-version-skew": { type: "string", default: "5m" },
         "etcd-ca-file": { type: "string" },
         "etcd-cert-file": { type: "string" },
         "etcd-key-file": { type: "string" },
@@ -228,6 +234,11 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   }
   const pageTokenTtlMs = parseDurationFlag("page-token-ttl", values["page-token-ttl"] as string);
   if (pageTokenTtlMs < 1_000) throw new UsageError("--page-token-ttl must be at least 1s");
+  const maxVersionSkewMs = parseDurationFlag(
+    "max-version-skew",
+    values["max-version-skew"] as string,
+  );
+  if (maxVersionSkewMs < 1_000) throw new UsageError("--max-version-skew must be at least 1s");
   return {
     cluster,
     ...parseListenFlag(values.listen as string),
@@ -246,6 +257,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     electionTtlMs,
     pageTokenKeyFile,
     pageTokenTtlMs,
+    maxVersionSkewMs,
   };
 }
 

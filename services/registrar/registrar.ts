@@ -212,7 +212,10 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
   const security = config.store === "etcd" ? readEtcdSecurity(config) : undefined;
   const store =
     options.store ?? createConfiguredStore(config, logger.child({ part: "store" }), security);
-  const policy = createImportPolicy({ controlCluster: config.controlCluster });
+  const policy = createImportPolicy({
+    controlCluster: config.controlCluster,
+    maxFutureMs: config.maxVersionSkewMs,
+  });
   const pageTokens = createPageTokens({
     ttlMs: config.pageTokenTtlMs,
     ...(config.pageTokenKeyFile === undefined

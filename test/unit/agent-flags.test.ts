@@ -22,6 +22,7 @@ describe("agent flags", () => {
       keepaliveTimeoutMs: 45_000,
       backoffInitialMs: 200,
       backoffMaxMs: 5_000,
+      maxVersionSkewMs: 300_000,
       logLevel: "info",
     });
   });
@@ -45,6 +46,7 @@ describe("agent flags", () => {
         "--keepalive-timeout=1m",
         "--backoff-initial=50ms",
         "--backoff-max=5s",
+        "--max-version-skew=30s",
         "--log-level=debug",
       ]),
     ).toEqual({
@@ -63,6 +65,7 @@ describe("agent flags", () => {
       keepaliveTimeoutMs: 60_000,
       backoffInitialMs: 50,
       backoffMaxMs: 5000,
+      maxVersionSkewMs: 30_000,
       logLevel: "debug",
     });
   });

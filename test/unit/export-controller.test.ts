@@ -205,6 +205,21 @@ describe("export controller: what it writes", () => {
     expect((seen[2] as bigint) - (seen[0] as bigint)).toBeLessThan(10n);
   });
 
+  it("never builds on a forged far-future version: the next version is the clock's, and valid", async () => {
+    const store = createMemoryStore({ origin: "hub" });
+    // Someone with write access put the end of time under the hub's own key.
+    await store.put({
+      ...makeProjection("shop/checkout", { backend: "rogue/sink" }),
+      version: "9999-12-31T23:59:59.999999999Z",
+    });
+    const { store: written } = await exportingFixtures({ store, clock: fakeClock().now });
+    const version = (await versions(written))["shop/checkout"] as string;
+    // The forged content differs, so the controller rewrote it, at its own clock.
+    expect(parseVersion(version)).toBeGreaterThanOrEqual(T0);
+    expect(parseVersion(version)).toBeLessThan(T0 + 1_000n);
+    expect(version).toMatch(/^20\d\d-/);
+  });
+
   it("deletes the projection of a service whose ServiceExport is gone", async () => {
     const { objects, store, source, c } = await exportingFixtures();
     const before = await versions(store);

@@ -17,6 +17,7 @@ import {
   type BatchLimits,
   changedBatches,
   contentDigest,
+  DEFAULT_MAX_FUTURE_NANOS,
   type ExportView,
   MAX_BATCH_BYTES,
   nextVersion,
@@ -305,6 +306,21 @@ describe("export plan: versions", () => {
       T0 + 10n,
     ],
     ["an unparsable stored version is ignored", "yesterday", T0, 0n, T0],
+    [
+      "a stored version at the edge of the window (5 minutes ahead) is built on",
+      v(T0 + DEFAULT_MAX_FUTURE_NANOS),
+      T0,
+      0n,
+      T0 + DEFAULT_MAX_FUTURE_NANOS + 1n,
+    ],
+    [
+      "a stored version beyond the window is not one this exporter wrote: ignored",
+      v(T0 + DEFAULT_MAX_FUTURE_NANOS + 1n),
+      T0,
+      0n,
+      T0,
+    ],
+    ["a forged far-future version is ignored", "9999-12-31T23:59:59.999999999Z", T0, 0n, T0],
   ];
   for (const [name, previous, now, lastIssued, expected] of cases) {
     it(name, () => expect(nextVersion(previous, now, lastIssued)).toBe(expected));

@@ -161,3 +161,36 @@ describe("import policy: conflicts", () => {
     });
   }
 });
+
+describe("import policy: versions out of range", () => {
+  const now = Date.parse("2026-11-01T10:00:00Z");
+  const policy = createImportPolicy({ now: () => now });
+  const cases: [string, string, string | undefined][] = [
+    ["now", "2026-11-01T10:00:00.000000000Z", undefined],
+    ["the past", "2020-01-01T00:00:00Z", undefined],
+    ["5 minutes ahead (the default window)", "2026-11-01T10:05:00.000000000Z", undefined],
+    ["5 minutes and 1 ms ahead", "2026-11-01T10:05:00.001000000Z", "version_out_of_range"],
+    ["the forged end of time", "9999-12-31T23:59:59.999999999Z", "version_out_of_range"],
+  ];
+  it.each(cases)("a version of %s: %s", (_name, version, reason) => {
+    expect(policy.check(candidate("hub", "shop/a", version))?.reason).toBe(reason);
+  });
+
+  it("says how far ahead, and loses to nothing: a far-future version never wins", () => {
+    const forged = candidate("west", "shop/a", "9999-12-31T23:59:59.999999999Z");
+    const honest = candidate("hub", "shop/a", "2026-11-01T09:00:00Z");
+    expect(policy.check(forged)?.message).toMatch(
+      /version 9999-12-31T23:59:59\.999999999Z, \d+ s ahead of this importer's clock \(at most 300 s are allowed\)/,
+    );
+    const resolution = policy.resolve([forged, honest]);
+    expect(resolution.winners.get("shop/a")).toBe(honest);
+    expect(resolution.rejections.map((r) => r.reason)).toEqual(["version_out_of_range"]);
+  });
+
+  it("takes its window from maxFutureMs", () => {
+    const strict = createImportPolicy({ now: () => now, maxFutureMs: 1_000 });
+    expect(strict.check(candidate("hub", "shop/a", "2026-11-01T10:00:02Z"))?.reason).toBe(
+      "version_out_of_range",
+    );
+  });
+});

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { formatVersion, parseVersion } from "../../services/common/projection-version.js";
+import {
+  formatVersion,
+  MAX_VERSION_NANOS,
+  parseVersion,
+} from "../../services/common/projection-version.js";
 
 describe("projection versions", () => {
   const valid: [string, bigint][] = [
@@ -29,5 +33,14 @@ describe("projection versions", () => {
     const text = formatVersion(1_795_995_642_000_000_007n);
     expect(text).toBe("2026-11-29T23:40:42.000000007Z");
     expect(parseVersion(text)).toBe(1_795_995_642_000_000_007n);
+  });
+});
+
+describe("formatVersion's range", () => {
+  it("formats the last instant a version can name, and refuses anything outside the range", () => {
+    expect(formatVersion(MAX_VERSION_NANOS)).toBe("9999-12-31T23:59:59.999999999Z");
+    expect(parseVersion(formatVersion(MAX_VERSION_NANOS))).toBe(MAX_VERSION_NANOS);
+    expect(() => formatVersion(MAX_VERSION_NANOS + 1n)).toThrow(RangeError);
+    expect(() => formatVersion(-1n)).toThrow(RangeError);
   });
 });

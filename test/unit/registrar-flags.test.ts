@@ -388,3 +388,15 @@ describe("registrar page token flags", () => {
     );
   });
 });
+
+describe("registrar --max-version-skew", () => {
+  it("defaults to 5 minutes, takes a duration, and refuses less than a second", () => {
+    expect(parseRegistrarFlags(["--cluster", "hub"])).toMatchObject({ maxVersionSkewMs: 300_000 });
+    expect(parseRegistrarFlags(["--cluster", "hub", "--max-version-skew", "90s"])).toMatchObject({
+      maxVersionSkewMs: 90_000,
+    });
+    expect(() => parseRegistrarFlags(["--cluster", "hub", "--max-version-skew", "10ms"])).toThrow(
+      /--max-version-skew must be at least 1s/,
+    );
+  });
+});

@@ -162,13 +162,31 @@ export function planUnexports(
  * for any service, `lastIssued` (0 before the first): `now`, raised above
  * `lastIssued` and above `previous` where needed. So versions strictly
  * increase across calls, even within one clock reading, and per service,
- * even when another writer's clock was ahead. An unparsable `previous` is
- * ignored.
+ * even when another writer's clock was ahead, within `maxFutureNanos` of
+ * `now`. An unparsable `previous`, or one further ahead than that, is
+ * ignored: the exporter never derives a version from a value it cannot
+ * have written.
  */
-export function nextVersion(previous: string | undefined, now: bigint, lastIssued: bigint): bigint {
+export function nextVersion(
+  previous: string | undefined,
+  now: bigint,
+  lastIssued: bigint,
+  maxFutureNanos: bigint = DEFAULT_MAX_FUTURE_NANOS,
+): bigint {
   let nanos = now;
   if (nanos <= lastIssued) nanos = lastIssued + 1n;
   const stored = previous === undefined ? undefined : parseVersion(previous);
-  if (stored !== undefined && nanos <= stored) nanos = stored + 1n;
+  if (stored !== undefined && stored <= now + maxFutureNanos && nanos <= stored) {
+    nanos = stored + 1n;
+  }
   return nanos;
 }
+
+/**
+ * How far ahead of the clock a stored version may be for {@link nextVersion}
+ * to issue above it: the importers' default window (five minutes). A stored
+ * version further ahead is no version this exporter issued (a forged value,
+ * or a clock that was wildly wrong), and importers reject it as
+ * `version_out_of_range` anyway: building on it would carry it forward.
+ */
+export const DEFAULT_MAX_FUTURE_NANOS = 5n * 60n * 1_000_000_000n;
