@@ -49,8 +49,13 @@ export interface AgentConfig {
   readonly kubeconfig: string | undefined;
   /** The file the route table is written to; undefined writes none. */
   readonly outFile: string | undefined;
-  /** The address of `/routes`, `/healthz`, `/readyz` and `/metrics`. */
+  /** The address of `/healthz`, `/readyz`, `/metrics` (and `/routes` without `routesListen`). */
   readonly listen: { readonly host: string; readonly port: number };
+  /** `--routes-listen`: where `/routes` alone is served (a Unix socket or HOST:PORT). */
+  readonly routesListen:
+    | { readonly path: string }
+    | { readonly host: string; readonly port: number }
+    | undefined;
   /** Push (`watch`, with polling only while the stream is down) or polling only. */
   readonly mode: AgentMode;
   /** The polling period, in milliseconds. */
@@ -88,7 +93,12 @@ Flags:
   --kubeconfig PATH         kubeconfig of --local-source kubernetes (default: in-cluster
                             config, else $KUBECONFIG or ~/.kube/config)
   --out FILE                write the route table to FILE as JSON (replaced atomically on change)
-  --listen HOST:PORT        address of /routes, /healthz, /readyz, /metrics (default 127.0.0.1:8081)
+  --listen HOST:PORT        address of /healthz, /readyz, /metrics, and of /routes unless
+                            --routes-listen is given (default 127.0.0.1:8081)
+  --routes-listen unix:PATH|HOST:PORT
+                            serve /routes only here: a Unix socket (mode 0660) or a
+                            host-local address the node's data plane reaches, and not on
+                            --listen (the manifests use a socket on a hostPath)
   --mode watch|poll         stream with polling as fallback, or poll only (default watch)
   --poll-interval DURATION  polling period (default 10s)
   --keepalive-timeout DURATION  a stream silent this long is dead (default 45s)
@@ -115,6 +125,7 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   kubeconfig: { type: "string" },
   out: { type: "string" },
   listen: { type: "string", default: "127.0.0.1:8081" },
+  "routes-listen": { type: "string" },
   mode: { type: "string", default: "watch" },
   "poll-interval": { type: "string", default: "10s" },
   "keepalive-timeout": { type: "string", default: "45s" },
@@ -124,6 +135,29 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   "log-level": { type: "string", default: "info" },
   help: { type: "boolean", short: "h" },
 };
+
+/** Parses `--routes-listen`: `unix:PATH` (an absolute or relative path) or `HOST:PORT`. */
+function parseRoutesListen(
+  value: string | undefined,
+): { readonly path: string } | { readonly host: string; readonly port: number } | undefined {
+  if (value === undefined) return undefined;
+  if (value.startsWith("unix:")) {
+    const path = value.slice("unix:".length);
+    if (path === "") throw new UsageError("--routes-listen unix: needs a socket path");
+    // Linux limits a socket path to 107 bytes.
+    if (Buffer.byteLength(path) > 107) {
+      throw new UsageError(`--routes-listen: the socket path ${path} is longer than 107 bytes`);
+    }
+    return { path };
+  }
+  try {
+    return parseListenFlag(value, "127.0.0.1:8082");
+  } catch {
+    throw new UsageError(
+      `--routes-listen ${JSON.stringify(value)} is not unix:PATH or HOST:PORT (for example unix:/run/aether/agent/routes.sock)`,
+    );
+  }
+}
 
 /** Parses `dir:PATH` or `kubernetes`. */
 function parseLocalSource(value: string | undefined): LocalSourceSpec | undefined {
@@ -219,6 +253,7 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
     kubeconfig,
     outFile: emptyToUndefined(values.out),
     listen: parseListenFlag(values.listen as string, "127.0.0.1:8081"),
+    routesListen: parseRoutesListen(values["routes-listen"] as string | undefined),
     mode,
     pollIntervalMs: parseDurationFlag("poll-interval", values["poll-interval"] as string, 10),
     keepaliveTimeoutMs: parseDurationFlag(

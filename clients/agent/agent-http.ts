@@ -1,10 +1,15 @@
 /**
- * The agent's local HTTP endpoint, for its data plane and for operators:
- * `GET /routes` (the merged route table as JSON, with an ETag so pollers can
- * ask "has it changed?" cheaply), `/healthz`, `/readyz` and `/metrics`.
- * Plain HTTP/1.1 on one port; read-only.
+ * The agent's local HTTP endpoints, read-only, plain HTTP/1.1: `GET /routes`
+ * (the merged route table as JSON, with an ETag so pollers can ask "has it
+ * changed?" cheaply) for the node's data plane, and `/healthz`, `/readyz`
+ * and `/metrics` for the kubelet and Prometheus. They can be one endpoint
+ * (`all`, the default) or two: the route table on a Unix socket or a
+ * host-local address that only the node's data plane reaches (`routes`),
+ * and the rest on the pod's address (`admin`), so that nothing else on the
+ * network can read what a node routes.
  */
 import { createHash } from "node:crypto";
+import { chmod, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
@@ -28,22 +33,42 @@ export interface AgentHttpServerOptions {
   readonly metricsRegistry: Registry;
   /** Logger; requests are logged at debug level. Silent by default. */
   readonly logger?: Logger;
+  /**
+   * What this endpoint serves: everything (`all`, default), only `/routes`
+   * (`routes`), or everything but `/routes` (`admin`). A path it does not
+   * serve answers 404.
+   */
+  readonly serves?: "all" | "routes" | "admin";
 }
+
+/** Where an endpoint listens: a TCP address, or a Unix socket path. */
+export type AgentListenTarget =
+  | { readonly host: string; readonly port: number }
+  | { readonly path: string };
 
 /** The bound address of the endpoint. */
 export interface AgentHttpAddress {
-  /** The bound host. */
+  /** The bound host ("" on a Unix socket). */
   readonly host: string;
-  /** The bound port (the real one when 0 was asked for). */
+  /** The bound port (the real one when 0 was asked for; 0 on a Unix socket). */
   readonly port: number;
-  /** The base URL, for example `http://127.0.0.1:8081`. */
+  /**
+   * The base URL, for example `http://127.0.0.1:8081`, or `unix:PATH` on a
+   * Unix socket (`curl --unix-socket PATH http://agent/routes`).
+   */
   readonly url: string;
+  /** The Unix socket's path; undefined on TCP. */
+  readonly socketPath?: string;
 }
 
 /** The endpoint; see {@link createAgentHttpServer}. */
 export interface AgentHttpServer {
-  /** Binds `host:port` (0 picks a free port) and serves. */
-  listen(host: string, port: number): Promise<AgentHttpAddress>;
+  /**
+   * Binds `host:port` (0 picks a free port), or a Unix socket at `path`
+   * (a stale socket file there is replaced; the socket is made readable and
+   * writable by the agent's user and group only, 0660), and serves.
+   */
+  listen(target: AgentListenTarget): Promise<AgentHttpAddress>;
   /** Stops serving and closes every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -69,11 +94,16 @@ const TEXT = "text/plain; charset=utf-8";
 /** Creates the endpoint; nothing is bound until `listen`. */
 export function createAgentHttpServer(options: AgentHttpServerOptions): AgentHttpServer {
   const logger = options.logger ?? createSilentLogger();
+  const serves = options.serves ?? "all";
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const path = (request.url ?? "/").split("?")[0];
+    const path = (request.url ?? "/").split("?")[0] ?? "/";
     if (request.method !== "GET" && request.method !== "HEAD") {
       send(response, 405, TEXT, "only GET and HEAD are served\n", { allow: "GET, HEAD" });
+      return;
+    }
+    if ((path === "/routes") !== (serves === "routes") && serves !== "all") {
+      send(response, 404, TEXT, `no such endpoint here: ${path}\n`);
       return;
     }
     switch (path) {
@@ -130,16 +160,26 @@ export function createAgentHttpServer(options: AgentHttpServerOptions): AgentHtt
     );
   });
   let closing: Promise<void> | undefined;
+  let socketPath: string | undefined;
 
   return {
-    async listen(host, port) {
+    async listen(target) {
+      if ("path" in target) {
+        // A socket file left by an agent that did not stop cleanly.
+        await rm(target.path, { force: true });
+        socketPath = target.path;
+      }
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen({ host, port }, () => {
+        server.listen("path" in target ? { path: target.path } : target, () => {
           server.off("error", reject);
           resolve();
         });
       });
+      if ("path" in target) {
+        await chmod(target.path, 0o660);
+        return { host: "", port: 0, url: `unix:${target.path}`, socketPath: target.path };
+      }
       const bound = server.address() as AddressInfo;
       const shown = bound.address.includes(":") ? `[${bound.address}]` : bound.address;
       return { host: bound.address, port: bound.port, url: `http://${shown}:${bound.port}` };
@@ -152,6 +192,8 @@ export function createAgentHttpServer(options: AgentHttpServerOptions): AgentHtt
         }
         server.close(() => resolve());
         server.closeAllConnections();
+      }).then(async () => {
+        if (socketPath !== undefined) await rm(socketPath, { force: true });
       });
       return closing;
     },

@@ -35,6 +35,7 @@ import type { ObjectSource } from "../../services/sources/object-source.js";
 import {
   type AgentHttpAddress,
   type AgentHttpServer,
+  type AgentListenTarget,
   createAgentHttpServer,
 } from "./agent-http.js";
 import {
@@ -78,8 +79,16 @@ export interface AgentOptions {
   readonly localSource?: ObjectSource | undefined;
   /** A file the route table is written to (atomically, only when it changed). */
   readonly outFile?: string | undefined;
-  /** Where to serve `/routes`, `/healthz`, `/readyz` and `/metrics`; undefined serves nothing. */
+  /**
+   * Where to serve `/healthz`, `/readyz`, `/metrics` (and `/routes`, unless
+   * `routesListen` is given); undefined serves nothing.
+   */
   readonly listen?: { readonly host: string; readonly port: number } | undefined;
+  /**
+   * Where to serve `/routes` alone, for the node's data plane: a Unix socket
+   * (`{path}`) or a host-local address; undefined serves it on `listen`.
+   */
+  readonly routesListen?: AgentListenTarget | undefined;
   /** `watch` (default) or `poll`. */
   readonly mode?: FollowMode;
   /** The polling period, in milliseconds; default 10000. */
@@ -119,6 +128,8 @@ export interface Agent {
   readonly metrics: AgentMetrics;
   /** The HTTP endpoint's address once started with `listen`. */
   readonly address: AgentHttpAddress | undefined;
+  /** Where `/routes` is served once started: `routesListen`'s address, or `address`. */
+  readonly routesAddress: AgentHttpAddress | undefined;
   /**
    * Loads the cache (and serves it at once), reads the dependency file,
    * starts the local source and the follower, and binds the HTTP endpoint.
@@ -306,13 +317,44 @@ function observePropagationLag(
   }
 }
 
-/** Serves `/routes`, `/healthz`, `/readyz` and `/metrics` on `listen`. */
+/**
+ * Serves `/healthz`, `/readyz` and `/metrics` on `listen`, and `/routes`
+ * there too, or alone on `routesListen` when given.
+ */
 async function serveHttp(
-  listen: { readonly host: string; readonly port: number },
+  listen: AgentListenTarget | undefined,
+  routesListen: AgentListenTarget | undefined,
   context: { publisher: TablePublisher; metrics: AgentMetrics; logger: Logger },
-): Promise<{ server: AgentHttpServer; address: AgentHttpAddress }> {
+): Promise<{ servers: AgentHttpServer[]; address?: AgentHttpAddress; routes?: AgentHttpAddress }> {
+  const servers: AgentHttpServer[] = [];
+  let address: AgentHttpAddress | undefined;
+  let routes: AgentHttpAddress | undefined;
+  if (listen !== undefined) {
+    const server = endpoint(routesListen === undefined ? "all" : "admin", context);
+    servers.push(server);
+    address = await server.listen(listen);
+    if (routesListen === undefined) routes = address;
+  }
+  if (routesListen !== undefined) {
+    const server = endpoint("routes", context);
+    servers.push(server);
+    routes = await server.listen(routesListen);
+  }
+  return {
+    servers,
+    ...(address === undefined ? {} : { address }),
+    ...(routes === undefined ? {} : { routes }),
+  };
+}
+
+/** One of the agent's HTTP endpoints (see `agent-http.ts`). */
+function endpoint(
+  serves: "all" | "routes" | "admin",
+  context: { publisher: TablePublisher; metrics: AgentMetrics; logger: Logger },
+): AgentHttpServer {
   const { publisher } = context;
-  const server = createAgentHttpServer({
+  return createAgentHttpServer({
+    serves,
     routes: () => publisher.json(),
     readiness: () =>
       publisher.ready
@@ -321,7 +363,6 @@ async function serveHttp(
     metricsRegistry: context.metrics.registry,
     logger: context.logger,
   });
-  return { server, address: await server.listen(listen.host, listen.port) };
 }
 
 /**
@@ -351,7 +392,8 @@ export function createAgent(options: AgentOptions): Agent {
   let stopping: Promise<void> | undefined;
   /** Created by start(), after the cache is loaded (its state is the follower's initial one). */
   let follower: ConfigFollower | undefined;
-  let server: AgentHttpServer | undefined;
+  let servers: AgentHttpServer[] = [];
+  let routesAddress: AgentHttpAddress | undefined;
 
   const metrics: AgentMetrics = createAgentMetrics({
     processMetrics: options.processMetrics ?? false,
@@ -449,9 +491,12 @@ export function createAgent(options: AgentOptions): Agent {
       void localRoutes.start().then(() => publisher.publish());
     }
     created.start();
-    if (options.listen !== undefined) {
-      ({ server, address } = await serveHttp(options.listen, { publisher, metrics, logger }));
-    }
+    const served = await serveHttp(options.listen, options.routesListen, {
+      publisher,
+      metrics,
+      logger,
+    });
+    ({ servers, address, routes: routesAddress } = served);
     const { registrar, controlCluster, mode } = options;
     const fields = { url: address?.url, registrar, controlCluster: controlCluster ?? null };
     logger.info(
@@ -477,6 +522,9 @@ export function createAgent(options: AgentOptions): Agent {
     get address() {
       return address;
     },
+    get routesAddress() {
+      return routesAddress;
+    },
     async start() {
       if (started) return;
       started = true;
@@ -489,7 +537,7 @@ export function createAgent(options: AgentOptions): Agent {
         await follower?.stop();
         depsFile?.stop();
         await localRoutes?.stop();
-        await server?.close();
+        await Promise.all(servers.map((server) => server.close()));
         connection?.close();
         await cache?.flush();
         await out?.flush();

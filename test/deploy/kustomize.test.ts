@@ -238,6 +238,80 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
     );
   });
 
+  describe("network policies", () => {
+    interface Policy {
+      readonly podSelector: { readonly matchLabels?: Readonly<Record<string, string>> };
+      readonly policyTypes?: readonly string[];
+      readonly ingress?: readonly {
+        readonly from?: readonly unknown[];
+        readonly ports?: readonly { readonly port?: number | string }[];
+      }[];
+    }
+    const policiesOf = (objects: readonly KubeObject[]) =>
+      ofKind(objects, "NetworkPolicy").map((o) => ({
+        name: o.metadata.name,
+        spec: o.spec as Policy,
+      }));
+
+    it.each(INSTALLS)(
+      "%s: ingress is denied by default, and every container port is admitted by a policy of its pod, from named peers only",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const policies = policiesOf(objects);
+        const denyAll = policies.filter(
+          (p) =>
+            Object.keys(p.spec.podSelector.matchLabels ?? {}).length === 0 &&
+            p.spec.policyTypes?.includes("Ingress") &&
+            (p.spec.ingress ?? []).length === 0,
+        );
+        expect(denyAll.map((p) => p.name)).toEqual(["aether-default-deny-ingress"]);
+        const uncovered: string[] = [];
+        for (const w of workloads(objects)) {
+          const own = policies.filter((p) =>
+            selects(p.spec.podSelector.matchLabels ?? {}, w.podLabels),
+          );
+          for (const container of w.pod.containers) {
+            for (const port of container.ports ?? []) {
+              const admitted = own.some((p) =>
+                (p.spec.ingress ?? []).some(
+                  (rule) =>
+                    (rule.from ?? []).length > 0 &&
+                    (rule.ports ?? []).some(
+                      (q) => q.port === port.name || q.port === port.containerPort,
+                    ),
+                ),
+              );
+              if (!admitted) uncovered.push(`${w.object.metadata.name}:${port.containerPort}`);
+            }
+          }
+        }
+        expect(uncovered).toEqual([]);
+      },
+    );
+
+    it.each(SPOKES)(
+      "%s: /routes (:8082) is open to data-plane pods only, metrics (:8081) to scraping namespaces only",
+      (dir) => {
+        const policy = policiesOf(objectsOf(dir)).find((p) => p.name === "aether-agent");
+        expect(policy?.spec.ingress).toEqual([
+          {
+            from: [
+              {
+                namespaceSelector: {},
+                podSelector: { matchLabels: { "aether.dev/data-plane": "true" } },
+              },
+            ],
+            ports: [{ port: "routes", protocol: "TCP" }],
+          },
+          {
+            from: [{ namespaceSelector: { matchLabels: { "aether.dev/scrape": "true" } } }],
+            ports: [{ port: "http", protocol: "TCP" }],
+          },
+        ]);
+      },
+    );
+  });
+
   describe("one control cluster", () => {
     it("hub registrar, spoke registrars and spoke agents all name the same control cluster", () => {
       const seen: { where: string; value: string }[] = [];
@@ -411,7 +485,8 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
           ).toBe(true);
         }
         expect(flagValue(args, "listen")).toBe("0.0.0.0:8081");
-        expect(container.ports?.map((p) => p.containerPort)).toEqual([8081]);
+        expect(flagValue(args, "routes-listen")).toBe("0.0.0.0:8082");
+        expect(container.ports?.map((p) => p.containerPort)).toEqual([8081, 8082]);
       },
     );
 

@@ -125,3 +125,26 @@ describe("agent flags", () => {
       expect(() => parseAgentFlags(argv)).toThrow(message));
   }
 });
+
+describe("agent --routes-listen", () => {
+  const base = ["--registrar", "http://127.0.0.1:8080", "--cluster", "spoke", "--deps", "shop/a"];
+  it.each([
+    ["unix:/run/aether/agent/routes.sock", { path: "/run/aether/agent/routes.sock" }],
+    ["127.0.0.1:8082", { host: "127.0.0.1", port: 8082 }],
+    ["[::1]:0", { host: "::1", port: 0 }],
+  ])("takes %s", (value, expected) => {
+    expect(parseAgentFlags([...base, "--routes-listen", value])).toMatchObject({
+      routesListen: expected,
+    });
+  });
+  it.each([
+    ["unix:", /needs a socket path/],
+    [`unix:/${"x".repeat(120)}`, /longer than 107 bytes/],
+    ["somewhere", /is not unix:PATH or HOST:PORT/],
+  ])("refuses %s", (value, message) => {
+    expect(() => parseAgentFlags([...base, "--routes-listen", value])).toThrow(message);
+  });
+  it("leaves /routes on --listen by default", () => {
+    expect(parseAgentFlags(base)).toMatchObject({ routesListen: undefined });
+  });
+});
