@@ -133,12 +133,15 @@ describe("a watch stream", () => {
   ][] = [
     ["the server drains", (_, drain) => drain.abort(), "done"],
     [
-      "the cache loses the store, after the changes before",
+      "the cache loses the store, after the changes before (its address withheld)",
       (f) => {
         f.emit(change("shop/a", 6));
-        f.fake.subscriber?.onClose(new Error("etcd went away"));
+        f.fake.subscriber?.onClose(
+          new Error("store unavailable: connect ECONNREFUSED 10.0.0.7:2379"),
+        );
       },
-      "DELETE@6 Unavailable: etcd went away",
+      // The client is told what to do, never where the store is.
+      "DELETE@6 Unavailable: store unavailable: the registrar cannot reach its config store right now; retry later",
     ],
     [
       "the client falls more than the backlog behind",

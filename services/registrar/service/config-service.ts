@@ -34,6 +34,7 @@ import {
   type StoredProjection,
   StoreUnavailableError,
 } from "../store/config-store.js";
+import { storeUnavailable } from "./client-errors.js";
 import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
 import { createKeptListings } from "./kept-listings.js";
 import { createListing } from "./listing.js";
@@ -89,7 +90,8 @@ const KEPT_LISTING_TTL_MS = 30_000;
 function toConnectError(error: unknown, logger: Logger): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof StoreUnavailableError) {
-    return new ConnectError(error.message, Code.Unavailable);
+    logger.debug({ err: error.message }, "store unavailable; the client is told without details");
+    return storeUnavailable(error);
   }
   if (error instanceof StoreCompactedError) {
     return new ConnectError(

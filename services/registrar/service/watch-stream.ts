@@ -16,6 +16,7 @@ import type { WatchConfigResponse } from "../../../gen/aether/registry/v1/config
 import { createAsyncQueue, QueueOverflowError } from "../../runtime/async-queue.js";
 import type { ConfigCache } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
+import { storeUnavailable } from "./client-errors.js";
 import type { WatchQuery } from "./request-checks.js";
 import { eventResponse, initialResponses, keepaliveResponse } from "./watch-responses.js";
 
@@ -89,7 +90,7 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
         view: query.view,
         resumeRevision: query.resumeRevision,
         onEvents: (events) => queue.push(...events.map((event) => eventResponse(event, binary))),
-        onClose: (error) => queue.fail(new ConnectError(error.message, Code.Unavailable)),
+        onClose: (error) => queue.fail(storeUnavailable(error)),
       });
       const end = () => queue.close();
       signal.addEventListener("abort", end);
