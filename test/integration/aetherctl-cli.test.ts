@@ -171,6 +171,56 @@ afterAll(async () => {
   await removeSeedFiles();
 });
 
+describe("aetherctl explain and a pathological regex", () => {
+  it("decides in linear time: /(a+)+$ against a 40-character path (a backtracking engine never finishes)", async () => {
+    const search: JsonObject = {
+      service: "shop/search",
+      version: VERSION,
+      routes: [
+        {
+          kind: "ROUTE_KIND_HTTP",
+          namespace: "shop",
+          name: "search",
+          creationTime: "2026-11-01T09:00:00Z",
+          role: "ROUTE_ROLE_PRODUCER",
+          parentRefs: [{ service: "shop/search" }],
+          rules: [
+            {
+              matches: [{ path: { type: "PATH_MATCH_TYPE_REGULAR_EXPRESSION", value: "/(a+)+$" } }],
+              backends: [{ service: "shop/search-v1", port: 80, weight: 1 }],
+            },
+          ],
+        },
+      ],
+    };
+    const registrar = await startSeededRegistrar("regex", [search]);
+    const path = `/${"a".repeat(40)}b`;
+    const startedAt = Date.now();
+    const miss = await ctl(
+      registrar,
+      "explain",
+      "--from-namespace",
+      "web",
+      "GET",
+      `http://search.shop${path}`,
+    );
+    const hit = await ctl(
+      registrar,
+      "explain",
+      "--from-namespace",
+      "web",
+      "GET",
+      `http://search.shop/${"a".repeat(40)}`,
+    );
+    // Each call is a whole process start (about a second); the match itself is immediate.
+    expect(Date.now() - startedAt).toBeLessThan(20_000);
+    expect(miss.code).toBe(0);
+    expect(miss.stdout).toMatch(/decision: +no-route, status 404/);
+    expect(hit.code).toBe(0);
+    expect(hit.stdout).toContain("backend:     shop/search-v1:80");
+  }, 30_000);
+});
+
 describe("aetherctl against a seeded registrar", () => {
   it("lists the effective view and one origin, as tables and as JSON", async () => {
     const [effective, origin, json] = await Promise.all([
