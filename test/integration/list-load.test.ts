@@ -282,7 +282,7 @@ describe("list calls under load", () => {
       expect(w.done).toBe(false);
     }
     console.info(
-      `list load: first pages 450 ok, ${a.counts.pings - pingsBefore} barrier pings, 0 store reads; ` +
+      `list load: first pages ${okFirst.length} ok, ${a.counts.pings - pingsBefore} barrier pings, 0 store reads; ` +
         `later pages ${ok} ok, ${refused} refused, ${b.counts.lists} store reads (at most ${b.counts.most} at once)`,
     );
   }, 60_000);
