@@ -9,6 +9,7 @@ import { checkClusterName } from "../common/service-name.js";
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
 import { UsageError } from "../process/usage-error.js";
 import { MIN_PAGE_TOKEN_KEY_BYTES } from "./service/page-token.js";
+import { DEFAULT_READ_LIMITS } from "./service/read-admission.js";
 import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 
@@ -68,6 +69,16 @@ export interface RegistrarConfig {
   readonly pageTokenTtlMs: number;
   /** How far ahead of this registrar's clock an imported version may be, in milliseconds. */
   readonly maxVersionSkewMs: number;
+  /**
+   * `--list-read-concurrency`: how many store reads list requests may have
+   * running at once (the others wait in line or are refused).
+   */
+  readonly listReadConcurrency: number;
+  /**
+   * `--list-read-queue`: how many store reads for list requests may wait for
+   * a slot; beyond it a request is refused at once with UNAVAILABLE and retry advice.
+   */
+  readonly listReadQueue: number;
 }
 
 /** The export source a registrar reads: a directory of manifests, or the Kubernetes API. */
@@ -127,6 +138,12 @@ Flags:
   --max-version-skew DURATION
                             reject projections whose version is further ahead of this
                             registrar's clock (version_out_of_range; default 5m)
+  --list-read-concurrency N most store reads list calls may run at once (default ${DEFAULT_READ_LIMITS.concurrency});
+                            list pages come from the synced cache, so only later pages
+                            whose window is gone, and lists while unsynced, read the store
+  --list-read-queue N       most such reads waiting for a slot, each for at most
+                            --store-timeout (default ${DEFAULT_READ_LIMITS.queue}); beyond it a call gets
+                            Unavailable with retry advice (Retry-After) at once
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 `;
@@ -165,6 +182,11 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         "export-source": { type: "string" },
         kubeconfig: { type: "string" },
         "election-ttl": { type: "string", default: "10s" },
+        "list-read-concurrency": {
+          type: "string",
+          default: String(DEFAULT_READ_LIMITS.concurrency),
+        },
+        "list-read-queue": { type: "string", default: String(DEFAULT_READ_LIMITS.queue) },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -239,6 +261,8 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     values["max-version-skew"] as string,
   );
   if (maxVersionSkewMs < 1_000) throw new UsageError("--max-version-skew must be at least 1s");
+  const listReadConcurrency = parseCountFlag("list-read-concurrency", values, 1);
+  const listReadQueue = parseCountFlag("list-read-queue", values, 0);
   return {
     cluster,
     ...parseListenFlag(values.listen as string),
@@ -258,7 +282,28 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     pageTokenKeyFile,
     pageTokenTtlMs,
     maxVersionSkewMs,
+    listReadConcurrency,
+    listReadQueue,
   };
+}
+
+/**
+ * Reads the count flag `--flag`: a decimal integer of at least `min` (and at
+ * most 10000). Throws {@link UsageError} naming the flag otherwise.
+ */
+function parseCountFlag(
+  flag: string,
+  values: Record<string, string | boolean | undefined>,
+  min: number,
+): number {
+  const text = values[flag] as string;
+  const count = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(count >= min && count <= 10_000)) {
+    throw new UsageError(
+      `--${flag} ${JSON.stringify(text)} must be a whole number from ${min} to 10000`,
+    );
+  }
+  return count;
 }
 
 /**

@@ -9,6 +9,12 @@ import type { ConfigCache } from "./cache/config-cache.js";
 import { createExportMetrics, type ExportMetrics } from "./export/export-metrics.js";
 import type { ConfigStore } from "./store/config-store.js";
 
+/** What became of a store read a list request asked for (see `service/store-reads.ts`). */
+export type ListReadOutcome = "read" | "coalesced" | "refused";
+
+/** Every {@link ListReadOutcome}, each exported from the start (at 0). */
+export const LIST_READ_OUTCOMES: readonly ListReadOutcome[] = ["read", "coalesced", "refused"];
+
 /** The metrics a registrar updates as it works. */
 export interface RegistrarMetrics {
   /** The registry `/metrics` serves. */
@@ -19,6 +25,12 @@ export interface RegistrarMetrics {
   countRpc(method: string, code: string): void;
   /** Adjusts the number of open WatchConfig streams. */
   addWatchStreams(delta: number): void;
+  /**
+   * Counts a store read a list request asked for: `read` (made), `coalesced`
+   * (joined an identical read in flight) or `refused` (too many running and
+   * waiting).
+   */
+  countListRead(outcome: ListReadOutcome): void;
   /** The export controller's metrics (registered even when it does not export). */
   readonly exportMetrics: ExportMetrics;
 }
@@ -137,6 +149,14 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     registers: [registry],
   });
 
+  const listReads = new Counter({
+    name: "aether_config_list_store_reads_total",
+    help: "Store reads list requests asked for, by outcome: read, coalesced (joined an identical read in flight) or refused (too many running and waiting).",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  for (const outcome of LIST_READ_OUTCOMES) listReads.inc({ outcome }, 0);
+
   const exportMetrics = createExportMetrics(registry);
 
   return {
@@ -150,6 +170,9 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     },
     addWatchStreams(delta) {
       streams.inc(delta);
+    },
+    countListRead(outcome) {
+      listReads.inc({ outcome });
     },
   };
 }

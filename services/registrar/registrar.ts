@@ -277,6 +277,8 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
           drainSignal,
           keepaliveMs: config.keepaliveMs,
           pageTokens,
+          readLimits: { concurrency: config.listReadConcurrency, queue: config.listReadQueue },
+          readWaitMs: config.storeTimeoutMs,
           ...(exporter === undefined
             ? {}
             : { exportStatus: () => toExportStatusMessage(exporter) }),

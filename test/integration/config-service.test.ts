@@ -258,6 +258,13 @@ describe("ConfigService responses in binary and in JSON", () => {
   }
 });
 
+/** Flags that give registrars one page-token key, so that each takes the others' tokens. */
+async function sharedKeyFlags(): Promise<string[]> {
+  const keyFile = join(await mkdtemp(join(tmpdir(), "page-token-")), "key");
+  await writeFile(keyFile, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
+  return ["--page-token-key-file", keyFile];
+}
+
 /** Writes `count` projections `ns/sNNNN` under the store's origin, in batches. */
 async function fill(store: MemoryConfigStore, count: number): Promise<void> {
   for (let i = 0; i < count; i += 100) {
@@ -271,7 +278,7 @@ async function fill(store: MemoryConfigStore, count: number): Promise<void> {
 }
 
 describe("ListConfig and ListAllConfig paging", () => {
-  it("reads the store once per listing (EFFECTIVE) or per five thousand entries (in key order), not once per page", async () => {
+  it("serves every page of a listing from the synced cache and what its first page kept; another replica reads the store once per listing (EFFECTIVE) or per five thousand entries (in key order), not once per page", async () => {
     const inner = createMemoryStore({ origin: "hub" });
     const count = 5_100;
     await fill(inner, count);
@@ -283,36 +290,75 @@ describe("ListConfig and ListAllConfig paging", () => {
         return inner.list(options);
       },
     };
-    const r = await registrar(["--cluster", "hub"], store);
-    /** Pages through a listing; returns how many pages it took. */
+    const keyFlags = await sharedKeyFlags();
+    const r = await registrar(["--cluster", "hub", ...keyFlags], store);
+    const other = await registrar(["--cluster", "hub", ...keyFlags], store);
+    let later = 0; // projections written since the fill
+    /**
+     * Pages through a listing, its first page on `r` and the rest on `next`;
+     * returns how many pages it took and the store reads made after the first.
+     */
     const pagesOf = async (
-      list: (token: string) => Promise<{ nextPageToken: string; projections: unknown[] }>,
+      list: (
+        client: TestRegistrar["client"],
+        token: string,
+      ) => Promise<{ nextPageToken: string; projections: unknown[]; revision: bigint }>,
+      next: TestRegistrar,
+      before: () => Promise<void> = async () => {},
     ) => {
-      reads.length = 0; // the cache's own listing, or the previous listing's reads
-      let token = "";
-      let pages = 0;
-      let total = 0;
-      do {
-        const page = await list(token);
+      reads.length = 0; // the caches' own listings, or the previous listing's reads
+      const expected = count + later; // what was written before the first page
+      const first = await list(r.client, "");
+      expect(reads).toEqual([]);
+      await before();
+      let token = first.nextPageToken;
+      let pages = 1;
+      let total = first.projections.length;
+      while (token !== "") {
+        const page = await list(next.client, token);
+        expect(page.revision).toBe(first.revision);
         token = page.nextPageToken;
         total += page.projections.length;
         pages++;
-      } while (token !== "");
-      expect(total).toBe(count);
-      return pages;
+      }
+      expect(total).toBe(expected);
+      return { pages, total, reads: [...reads], revision: Number(first.revision) };
     };
-    expect(
-      await pagesOf((pageToken) => r.client.listAllConfig({ pageSize: 1000, pageToken })),
-    ).toBe(6);
-    expect(reads).toEqual([{ revision: undefined, limit: undefined }]);
-    for (const list of [
-      (pageToken: string) =>
-        r.client.listAllConfig({ pageSize: 100, pageToken, view: ConfigView.ALL_ORIGINS }),
-      (pageToken: string) => r.client.listConfig({ pageSize: 100, pageToken }),
-    ]) {
-      expect(await pagesOf(list)).toBe(51);
-      expect(reads.map((read) => read.limit)).toEqual([5000, 5000]);
-      expect(new Set(reads.slice(1).map((read) => read.revision)).size).toBe(1);
+    const effective = (client: TestRegistrar["client"], pageToken: string) =>
+      client.listAllConfig({ pageSize: 1000, pageToken });
+    const keyOrdered = [
+      (client: TestRegistrar["client"], pageToken: string) =>
+        client.listAllConfig({ pageSize: 100, pageToken, view: ConfigView.ALL_ORIGINS }),
+      (client: TestRegistrar["client"], pageToken: string) =>
+        client.listConfig({ pageSize: 100, pageToken }),
+    ];
+    // One replica: the cache serves the first page, the listing it kept the rest.
+    expect(await pagesOf(effective, r)).toMatchObject({ pages: 6, reads: [] });
+    for (const list of keyOrdered) {
+      expect(await pagesOf(list, r)).toMatchObject({ pages: 51, reads: [] });
+    }
+    // Another replica, whose cache moved on since the first page: the store at the token's revision.
+    const moveOn = async () => {
+      const revision = await inner.put(makeProjection(`ns/later-${later++}`));
+      await waitFor(
+        () => other.registrar.cache.revision >= revision,
+        5_000,
+        "the cache to move on",
+      );
+    };
+    const read = await pagesOf(effective, other, moveOn);
+    expect(read.pages).toBe(Math.ceil(read.total / 1000));
+    expect(read.reads).toEqual([{ revision: read.revision, limit: undefined }]);
+    for (const list of keyOrdered) {
+      const keyOrder = await pagesOf(list, other, moveOn);
+      expect(keyOrder.pages).toBe(Math.ceil(keyOrder.total / 100));
+      // Over 5,100 entries by now (written since the fill): pages 2 to 51 (5,000 entries)
+      // in one read ahead, the rest in another.
+      expect(keyOrder.total).toBeGreaterThan(5_100);
+      expect(keyOrder.reads).toEqual([
+        { revision: keyOrder.revision, limit: 5000 },
+        { revision: keyOrder.revision, limit: 5000 },
+      ]);
     }
   });
 
@@ -349,29 +395,37 @@ describe("ListConfig and ListAllConfig paging", () => {
     const after = await r.client.listAllConfig({ services: ["ns/s0150"] });
     expect(after.projections[0]?.version).toBe(versionAt(9));
     expect(reads).toBe(0);
-    // An unfiltered listing still reads the store.
-    await r.client.listAllConfig({ pageSize: 1000 });
-    expect(reads).toBe(1);
+    // An unfiltered listing is served from the cache too.
+    const all = await r.client.listAllConfig({ pageSize: 1000 });
+    expect(all.projections).toHaveLength(300);
+    expect(all.revision).toBe(BigInt(r.registrar.cache.revision));
+    expect(reads).toBe(0);
   });
 
-  it("serves the pages it read ahead after their revision was compacted, and OutOfRange for the rest", async () => {
+  it("serves the pages of a kept listing after their revision was compacted, and OutOfRange where the store must be read", async () => {
     const store = createMemoryStore({ origin: "hub" });
     await fill(store, 5_500);
-    const r = await registrar(["--cluster", "hub"], store);
-    const list = (pageToken: string) =>
-      r.client.listAllConfig({ pageSize: 1000, pageToken, view: ConfigView.ALL_ORIGINS });
-    const first = await list("");
-    await store.put(makeProjection("ns/later"));
+    const keyFlags = await sharedKeyFlags();
+    const r = await registrar(["--cluster", "hub", ...keyFlags], store);
+    const other = await registrar(["--cluster", "hub", ...keyFlags], store);
+    const list = (client: TestRegistrar["client"], pageToken: string) =>
+      client.listAllConfig({ pageSize: 1000, pageToken, view: ConfigView.ALL_ORIGINS });
+    const first = await list(r.client, "");
+    const revision = await store.put(makeProjection("ns/later"));
     store.backend.compact(store.backend.revision);
-    // Pages 2 to 5 lie within what the first page read ahead (5000 entries).
+    await waitFor(() => other.registrar.cache.revision >= revision, 5_000, "the cache to move on");
+    // The first page kept the whole listing: every later page is served from it.
     let token = first.nextPageToken;
-    for (let page = 2; page <= 5; page++) {
-      const next = await list(token);
-      expect(next.projections).toHaveLength(1000);
+    const second = token;
+    for (let page = 2; page <= 6; page++) {
+      const next = await list(r.client, token);
+      expect(next.projections).toHaveLength(page === 6 ? 500 : 1000);
       expect(next.revision).toBe(first.revision);
       token = next.nextPageToken;
     }
-    await expectCode(list(token), Code.OutOfRange, /compacted/);
+    expect(token).toBe("");
+    // A replica without that listing, whose cache moved on, must read the compacted revision.
+    await expectCode(list(other.client, second), Code.OutOfRange, /compacted/);
   });
 
   it("pages one revision's resolution, whatever is written meanwhile, and without the kept listing too", async () => {

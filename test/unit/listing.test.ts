@@ -17,12 +17,17 @@ import {
 } from "../../services/registrar/service/listing.js";
 import { createPageTokens, type PageCursor } from "../../services/registrar/service/page-token.js";
 import type { ListingQuery } from "../../services/registrar/service/request-checks.js";
-import type { ConfigStore, ListOptions } from "../../services/registrar/store/config-store.js";
+import {
+  type ConfigStore,
+  type ListOptions,
+  StoreUnavailableError,
+} from "../../services/registrar/store/config-store.js";
 import {
   createMemoryBackend,
   createMemoryStore,
 } from "../../services/registrar/store/memory-store.js";
 import { makeProjection, versionAt } from "../support/projections.js";
+import { waitFor } from "../support/wait.js";
 
 /** A cache that has not synced: the listing then reads the store. */
 const STARTING = { state: "starting" } as ConfigCache;
@@ -254,5 +259,106 @@ describe("the EFFECTIVE view", () => {
         service: "ns/s5",
       });
     }
+  });
+});
+
+describe("listings under load", () => {
+  /** hub's `ns/s0`…`ns/s11` and east's `ns/s0`…`ns/s3`, on one backend; hub's store. */
+  async function twoOriginsOfTwelve(): Promise<ConfigStore> {
+    const backend = createMemoryBackend();
+    const hub = createMemoryStore({ origin: "hub", backend });
+    const east = createMemoryStore({ origin: "east", backend });
+    for (let i = 0; i < 12; i++) await hub.put(makeProjection(`ns/s${i}`));
+    for (let i = 0; i < 4; i++)
+      await east.put(makeProjection(`ns/s${i}`, { version: versionAt(9) }));
+    return hub;
+  }
+
+  it("serves unfiltered first pages of both views from the synced cache, as a store read at its revision would, without a store read", async () => {
+    const inner = await twoOriginsOfTwelve();
+    const cache = await syncedCache(inner);
+    const { store, reads } = counted(inner);
+    const fromCache = listingOver(store, cache);
+    const fromStore = listingOver(inner, STARTING);
+    for (const pageSize of [3, 100]) {
+      // Each query has a fingerprint of its own, as the ConfigService's do.
+      const all = query({ pageSize, fingerprint: "all" });
+      const east = { ...query({ pageSize, fingerprint: "east" }), origin: "east" };
+      const winners = query({ pageSize, fingerprint: "effective" });
+      const key = [await fromCache.keyOrderedPage(all), await fromStore.keyOrderedPage(all)];
+      const origin = [await fromCache.keyOrderedPage(east), await fromStore.keyOrderedPage(east)];
+      const effective = [
+        await fromCache.effectivePage(winners),
+        await fromStore.effectivePage(winners),
+      ];
+      for (const [cached, read] of [key, origin, effective] as ListingPage[][]) {
+        expect(names(cached as ListingPage)).toEqual(names(read as ListingPage));
+        expect(cached?.entries.map((e) => e.value)).toEqual(read?.entries.map((e) => e.value));
+        expect(cached?.revision).toBe(cache.revision);
+        expect(cached?.nextPageToken === "").toBe(read?.nextPageToken === "");
+      }
+    }
+    expect(reads).toEqual([]);
+  });
+
+  it("serves a later page from the cache while it is still at the token's revision, and from the store at that revision once it moved on", async () => {
+    const inner = await twoOriginsOfTwelve();
+    const cache = await syncedCache(inner);
+    const { store, reads } = counted(inner);
+    const first = await listingOver(store, cache).keyOrderedPage(query({ pageSize: 5 }));
+    const cursor = tokens.decode("q", first.nextPageToken);
+    // Another replica: no kept listing, the cache at the token's revision.
+    const second = await listingOver(store, cache).keyOrderedPage(query({ pageSize: 5, cursor }));
+    expect(reads).toEqual([]);
+    const written = await inner.put(makeProjection("ns/s00-later"));
+    await waitFor(() => cache.revision >= written, 1_000, "the cache to move on");
+    const again = await listingOver(store, cache).keyOrderedPage(query({ pageSize: 5, cursor }));
+    expect(reads).toEqual([
+      {
+        origin: undefined,
+        services: undefined,
+        revision: first.revision,
+        after: { origin: cursor.origin, service: cursor.service },
+        limit: READ_AHEAD,
+      },
+    ]);
+    expect(names(again)).toEqual(names(second));
+    expect(again.revision).toBe(first.revision);
+  });
+
+  it("answers a first page from the cache only once the store answered a ping, and fails as the ping did", async () => {
+    const inner = await twoOriginsOfTwelve();
+    const cache = await syncedCache(inner);
+    let pings = 0;
+    let down = false;
+    const { store, reads } = counted({
+      ...inner,
+      ping: async () => {
+        pings++;
+        if (down) throw new StoreUnavailableError("etcd ping took over 1000 ms");
+      },
+    });
+    const listing = listingOver(store, cache);
+    await listing.effectivePage(query());
+    expect(pings).toBe(1);
+    down = true;
+    await expect(listing.keyOrderedPage(query())).rejects.toThrow(StoreUnavailableError);
+    await expect(listing.effectivePage(query({ services: new Set(["ns/s1"]) }))).rejects.toThrow(
+      /ping took over/,
+    );
+    expect(reads).toEqual([]);
+  });
+
+  it("makes one store read for many identical first pages while the cache is not synced", async () => {
+    const inner = await twoOriginsOfTwelve();
+    const { store, reads } = counted(inner);
+    const listing = listingOver(store, STARTING);
+    const pages = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 2 === 0 ? listing.effectivePage(query()) : listing.keyOrderedPage(query()),
+      ),
+    );
+    expect(reads).toHaveLength(2);
+    expect(new Set(pages.map((p) => p.revision)).size).toBe(1);
   });
 });

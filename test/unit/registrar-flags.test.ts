@@ -3,7 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { UsageError } from "../../services/process/usage-error.js";
-import { parseRegistrarFlags, readPageTokenKey } from "../../services/registrar/registrar-flags.js";
+import {
+  parseRegistrarFlags,
+  REGISTRAR_USAGE,
+  readPageTokenKey,
+} from "../../services/registrar/registrar-flags.js";
 import { readEtcdSecurity } from "../../services/registrar/store/etcd-security.js";
 
 describe("registrar flags", () => {
@@ -398,5 +402,36 @@ describe("registrar --max-version-skew", () => {
     expect(() => parseRegistrarFlags(["--cluster", "hub", "--max-version-skew", "10ms"])).toThrow(
       /--max-version-skew must be at least 1s/,
     );
+  });
+});
+
+describe("registrar --list-read-concurrency and --list-read-queue", () => {
+  it("default to 8 running and 32 waiting, take whole numbers, and refuse anything else", () => {
+    expect(parseRegistrarFlags(["--cluster", "hub"])).toMatchObject({
+      listReadConcurrency: 8,
+      listReadQueue: 32,
+    });
+    expect(
+      parseRegistrarFlags([
+        "--cluster",
+        "hub",
+        "--list-read-concurrency",
+        "2",
+        "--list-read-queue",
+        "0",
+      ]),
+    ).toMatchObject({ listReadConcurrency: 2, listReadQueue: 0 });
+    const cases: [string, string, RegExp][] = [
+      ["--list-read-concurrency", "0", /--list-read-concurrency "0" must be a whole number from 1/],
+      ["--list-read-concurrency", "1.5", /--list-read-concurrency "1.5" must be a whole number/],
+      ["--list-read-queue", "-1", /--list-read-queue "-1" must be a whole number from 0/],
+      ["--list-read-queue", "99999", /--list-read-queue "99999" must be a whole number/],
+      ["--list-read-queue", "many", /--list-read-queue "many" must be a whole number/],
+    ];
+    for (const [flag, value, message] of cases) {
+      expect(() => parseRegistrarFlags(["--cluster", "hub", `${flag}=${value}`])).toThrow(message);
+    }
+    expect(REGISTRAR_USAGE).toMatch(/--list-read-concurrency N .*\(default 8\)/);
+    expect(REGISTRAR_USAGE).toMatch(/--list-read-queue N/);
   });
 });

@@ -217,6 +217,12 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
           onInterruptible: (interrupt) => {
             conn = { state: "synced", interrupt };
           },
+          onExcused: (error, busy) => {
+            logger.warn(
+              { err: error.message, eventLoopUtilization: Number(busy.toFixed(2)) },
+              "store ping failed while this process was busy; pinging again before judging the store",
+            );
+          },
         });
       } catch (caught) {
         error = caught instanceof Error ? caught : new Error(String(caught));

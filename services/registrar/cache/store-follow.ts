@@ -2,10 +2,22 @@
  * Following the store after a listing: one store watch from the listing's
  * revision, and a ping every interval to notice a connection that hangs
  * without failing (a frozen peer, a partition). It ends with the watch's
- * error or the first failed ping, or without an error when interrupted.
+ * error or a failed ping's, or without an error when interrupted.
+ *
+ * A failed ping counts at once unless the event loop was busy for most of
+ * its wait (see `starvation-grace.ts`): then it is pinged again at once, a
+ * few times at most, so that a burst of requests the process is busy with
+ * cannot pass for a lost store, while a store that is really gone is
+ * declared lost as fast as before whenever the process is not overloaded.
  */
+import { measureLoopBusy } from "../../runtime/loop-busy.js";
 import type { ConfigStore, StoreEvent, StoreWatch } from "../store/config-store.js";
 import { StoreUnavailableError } from "../store/config-store.js";
+import {
+  DEFAULT_STARVATION_GRACE,
+  judgeMissedDeadline,
+  type StarvationGrace,
+} from "../store/starvation-grace.js";
 
 /** Options of {@link followStore}. */
 export interface FollowOptions {
@@ -15,18 +27,26 @@ export interface FollowOptions {
   readonly onEvents: (events: StoreEvent[]) => void;
   /** Receives the function that ends the follow early (without an error), as soon as it exists. */
   readonly onInterruptible: (interrupt: () => void) => void;
+  /** When a failed ping is excused; default {@link DEFAULT_STARVATION_GRACE}. */
+  readonly grace?: StarvationGrace;
+  /** Measures the event loop over a ping; default {@link measureLoopBusy}. */
+  readonly measureBusy?: () => () => number;
+  /** Called with each failed ping that was excused and retried (logging, tests). */
+  readonly onExcused?: (error: Error, busy: number) => void;
 }
 
 /**
  * Watches `store` from revision `from` and pings it every interval; resolves
- * with why it ended: the watch's error, the failed ping's error, or undefined
- * when interrupted. The watch and the pinger are released however it ends.
+ * with why it ended: the watch's error, the error of a ping failure that
+ * counted, or undefined when interrupted. The watch and the pinger are
+ * released however it ends.
  */
 export function followStore(
   store: Pick<ConfigStore, "watch" | "ping">,
   from: number,
   options: FollowOptions,
 ): Promise<Error | undefined> {
+  const measureBusy = options.measureBusy ?? measureLoopBusy;
   return new Promise((resolve) => {
     let done = false;
     let watch: StoreWatch | undefined;
@@ -51,18 +71,31 @@ export function followStore(
       return;
     }
     let pinging = false;
-    pinger = setInterval(() => {
-      if (pinging || done) return;
+    /** Pings once; a failure excused as the process's own starvation pings again at once. */
+    const ping = (excused: number): void => {
       pinging = true;
+      const busy = measureBusy();
       store.ping().then(
         () => {
           pinging = false;
         },
-        (error: unknown) => {
+        (caught: unknown) => {
+          const error =
+            caught instanceof Error ? caught : new StoreUnavailableError(String(caught));
+          if (done) return;
+          const load = busy();
+          if (judgeMissedDeadline({ busy: load, excused }, options.grace) === "excuse") {
+            options.onExcused?.(error, load);
+            ping(excused + 1);
+            return;
+          }
           pinging = false;
-          finish(error instanceof Error ? error : new StoreUnavailableError(String(error)));
+          finish(error);
         },
       );
+    };
+    pinger = setInterval(() => {
+      if (!pinging && !done) ping(0);
     }, options.pingIntervalMs);
     pinger.unref?.();
   });

@@ -1,10 +1,12 @@
 /**
  * The ConfigService implementation, as thin handlers: each checks its request
- * (`request-checks.ts`), serves it from the listing (`listing.ts`: list reads
- * go to the store at a pinned revision, so they fail fast with UNAVAILABLE
- * when it is down, and pages are one consistent snapshot) or from a watch
- * stream (`watch-stream.ts`: served from the config cache), maps what failed
- * to the ConnectError code the contract promises, and counts the RPC.
+ * (`request-checks.ts`), serves it from the listing (`listing.ts`: pages of
+ * one revision, from the synced cache once the store answered a ping, or
+ * from coalesced and limited store reads, so they fail fast with UNAVAILABLE
+ * when it is down, and with UNAVAILABLE and retry advice when too many
+ * listings need the store at once) or from a watch stream (`watch-stream.ts`:
+ * served from the config cache), maps what failed to the ConnectError code
+ * the contract promises, and counts the RPC.
  *
  * Projections travel as the store holds them: a response encoded with the
  * protobuf binary codec carries their stored bytes (see
@@ -39,12 +41,14 @@ import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
 import { createKeptListings } from "./kept-listings.js";
 import { createListing } from "./listing.js";
 import { createPageTokens, type PageTokens } from "./page-token.js";
+import { DEFAULT_READ_LIMITS, type ReadLimits } from "./read-admission.js";
 import {
   checkListAllConfigRequest,
   checkListConfigRequest,
   checkWatchConfigRequest,
 } from "./request-checks.js";
 import { summarizeStatus } from "./status-summary.js";
+import { createStoreReads, ListReadsBusyError } from "./store-reads.js";
 import { createWatchStreams } from "./watch-stream.js";
 
 /** The request limits (see `request-checks.ts`), exported here too, where callers have always imported them. */
@@ -79,6 +83,13 @@ export interface ConfigServiceOptions {
   readonly pageTokens?: PageTokens;
   /** The export controller's state for GetConfigStatus; undefined means export is off. */
   readonly exportStatus?: () => ExportStatus;
+  /**
+   * How many store reads list requests may have running and waiting (see
+   * `store-reads.ts`); default {@link DEFAULT_READ_LIMITS}.
+   */
+  readonly readLimits?: ReadLimits;
+  /** How long a list read may wait for a slot before it is refused, in milliseconds; default 2000. */
+  readonly readWaitMs?: number;
 }
 
 /** How many listing windows (see `kept-listings.ts`) are kept for later pages. */
@@ -92,6 +103,15 @@ function toConnectError(error: unknown, logger: Logger): ConnectError {
   if (error instanceof StoreUnavailableError) {
     logger.debug({ err: error.message }, "store unavailable; the client is told without details");
     return storeUnavailable(error);
+  }
+  if (error instanceof ListReadsBusyError) {
+    // Retry advice: HTTP's Retry-After (whole seconds) for Connect clients,
+    // gRPC's retry pushback for gRPC clients with a retry policy.
+    const metadata = new Headers({
+      "retry-after": String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))),
+      "grpc-retry-pushback-ms": String(error.retryAfterMs),
+    });
+    return new ConnectError(error.message, Code.Unavailable, metadata);
   }
   if (error instanceof StoreCompactedError) {
     return new ConnectError(
@@ -146,6 +166,12 @@ export function createConfigService(
     policy,
     kept: createKeptListings({ capacity: KEPT_LISTINGS, ttlMs: KEPT_LISTING_TTL_MS }),
     tokens,
+    reads: createStoreReads({
+      store,
+      limits: options.readLimits ?? DEFAULT_READ_LIMITS,
+      waitMs: options.readWaitMs ?? 2_000,
+      onOutcome: (outcome) => metrics?.countListRead(outcome),
+    }),
   });
   const watches = createWatchStreams({
     cache,

@@ -27,8 +27,20 @@ const FUTURE = "required revision is a future revision";
  * every watch through `openEtcdWatch` (etcd-watch.ts), never through etcd3's
  * builders, watchers, leases or elections (which retry and reconnect on their
  * own). `security` adds TLS (`credentials`) and etcd authentication (`auth`).
+ *
+ * gRPC shares one HTTP/2 connection among every client of the process whose
+ * channel options are equal, so without `purpose` every etcd3 client here
+ * rides one connection to each endpoint. A `purpose` (a short word) names
+ * the client in its user agent, which makes its options differ: clients of
+ * different purposes get connections of their own, and one purpose's
+ * requests can never queue in front of another's (the config cache's health
+ * pings and watch are kept apart from the reads made for requests so).
  */
-export function createEtcdClient(endpoints: readonly string[], security?: EtcdSecurity): Etcd3 {
+export function createEtcdClient(
+  endpoints: readonly string[],
+  security?: EtcdSecurity,
+  purpose?: string,
+): Etcd3 {
   if (endpoints.length === 0) throw new TypeError("at least one etcd endpoint is needed");
   return new Etcd3({
     hosts: [...endpoints],
@@ -50,6 +62,9 @@ export function createEtcdClient(endpoints: readonly string[], security?: EtcdSe
       // gRPC refuses responses over 4 MiB by default; a batch of large
       // projections must not turn into a permanent "unavailable".
       "grpc.max_receive_message_length": 256 * 1024 * 1024,
+      ...(purpose === undefined
+        ? {}
+        : { "grpc.primary_user_agent": `aether-registrar-${purpose}` }),
     },
   });
 }

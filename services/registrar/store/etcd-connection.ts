@@ -29,6 +29,11 @@ export interface EtcdConnectionOptions {
   readonly requestTimeoutMs: number;
   /** How long a watch may be idle before a progress request probes it, in milliseconds. */
   readonly probeIntervalMs: number;
+  /**
+   * What the connection is for, a short word (see `createEtcdClient`):
+   * connections of different purposes never share an HTTP/2 connection.
+   */
+  readonly purpose: string;
 }
 
 /** The guarded client of one etcd store; see {@link createEtcdConnection}. */
@@ -72,7 +77,7 @@ export interface EtcdConnection {
  */
 export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnection {
   const { prefix, requestTimeoutMs, probeIntervalMs } = options;
-  const client = createEtcdClient(options.endpoints, options.security);
+  const client = createEtcdClient(options.endpoints, options.security, options.purpose);
   const watches = new Set<() => void>();
   let closed = false;
 

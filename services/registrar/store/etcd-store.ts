@@ -93,7 +93,10 @@ export interface EtcdStoreOptions {
 }
 
 /**
- * Creates a store backed by etcd. Nothing connects until the first call; a
+ * Creates a store backed by etcd, over two connections: one for lists,
+ * revisions and writes, the other for watches and pings, so that the
+ * store's health (which the config cache judges by its watch and its pings)
+ * is never measured behind a queue of reads. Nothing connects until the first call; a
  * call made while etcd is unreachable rejects with
  * {@link StoreUnavailableError} and the next one tries again. Nothing the
  * store does can raise an unhandled rejection or an unhandled `error` event.
@@ -104,13 +107,18 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
   const prefix = normalizePrefix(options.prefix ?? DEFAULT_STORE_PREFIX);
   const logger = options.logger ?? createSilentLogger();
   const decoder = createEntryDecoder({ prefix, logger });
-  const connection = createEtcdConnection({
+  const connectionOptions = {
     endpoints: options.endpoints,
     security: options.security,
     prefix,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     probeIntervalMs: options.watchProbeIntervalMs ?? DEFAULT_WATCH_PROBE_INTERVAL_MS,
-  });
+  };
+  // Lists, revisions and writes on one connection; watches and pings (what
+  // the config cache judges the store's health by) on another, so that no
+  // amount of reads waiting on the first can delay an answer on the second.
+  const connection = createEtcdConnection({ ...connectionOptions, purpose: "store" });
+  const follow = createEtcdConnection({ ...connectionOptions, purpose: "store-follow" });
 
   const watch = (
     afterRevision: number,
@@ -122,7 +130,7 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
       filter.origin === undefined
         ? allOriginsKeyPrefix(prefix)
         : originKeyPrefix(prefix, filter.origin);
-    const stop = connection.openWatch(afterRevision + 1, keyPrefix, {
+    const stop = follow.openWatch(afterRevision + 1, keyPrefix, {
       changes: (changes) => {
         const events = decoder.decodeChanges(changes, filter);
         if (events.length > 0) callHandler(logger, () => handler.onEvents(events));
@@ -145,10 +153,11 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
     ...createEtcdWrites({ connection, prefix, origin, decoder }),
     watch,
     ping: async () => {
-      await connection.currentRevision("ping");
+      await follow.currentRevision("ping");
     },
     close: async () => {
       connection.close();
+      follow.close();
     },
   };
 }

@@ -6,9 +6,11 @@
  * election watch only through it.
  */
 import type { Etcd3, IDuplexStream, IKeyValue, IWatchRequest, IWatchResponse } from "etcd3";
+import { measureLoopBusy } from "../../runtime/loop-busy.js";
 import { StoreCompactedError, StoreUnavailableError } from "./config-store.js";
 import type { RawChange } from "./decode-entry.js";
 import { closeStream } from "./etcd-client.js";
+import { judgeMissedDeadline } from "./starvation-grace.js";
 
 /** What {@link openEtcdWatch} watches. */
 export interface EtcdWatchSpec {
@@ -37,7 +39,8 @@ export interface EtcdWatchSink {
  * reports to `sink` until it fails (one `sink.error`: a
  * {@link StoreCompactedError} when the start revision was compacted, a
  * {@link StoreUnavailableError} when the stream fails, ends, is cancelled by
- * etcd, or does not answer a liveness probe in time) or the returned function
+ * etcd, or does not answer a liveness probe in time, unless this process was
+ * too busy to read the answer) or the returned function
  * stops it (nothing is reported afterwards). Never raises an unhandled error
  * event.
  */
@@ -58,10 +61,21 @@ export function openEtcdWatch(client: Etcd3, spec: EtcdWatchSpec, sink: EtcdWatc
   const unavailable = (reason: string, cause?: unknown): StoreUnavailableError =>
     new StoreUnavailableError(`etcd watch on ${what}: ${reason}`, { cause });
 
-  /** Expects an answer within the request timeout, then probes again after the interval. */
-  const expectAnswer = (reason: string): void => {
+  /**
+   * Expects an answer within the request timeout. A miss while this process
+   * was too busy to read the answer is excused a few times in a row (see
+   * `starvation-grace.ts`): the wait starts again.
+   */
+  const expectAnswer = (reason: string, excused = 0): void => {
     clearTimeout(timer);
-    timer = setTimeout(() => finish(unavailable(reason)), requestTimeoutMs);
+    const busy = measureLoopBusy();
+    timer = setTimeout(() => {
+      if (judgeMissedDeadline({ busy: busy(), excused }) === "excuse") {
+        expectAnswer(reason, excused + 1);
+      } else {
+        finish(unavailable(reason));
+      }
+    }, requestTimeoutMs);
   };
   const scheduleProbe = (): void => {
     clearTimeout(timer);

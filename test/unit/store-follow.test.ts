@@ -1,0 +1,74 @@
+/**
+ * How the config cache's follow judges failed pings: at once when the
+ * process was idle while it waited (a frozen or lost store), but pinged again
+ * at once, at most twice in a row, when the process was too busy to have
+ * read an answer. A store answering again resets the count.
+ */
+import { describe, expect, it } from "vitest";
+import { followStore } from "../../services/registrar/cache/store-follow.js";
+import { StoreUnavailableError } from "../../services/registrar/store/config-store.js";
+
+/** A store whose watch never reports and whose pings answer as `answers` says, in turn (then fail). */
+function pingedStore(answers: boolean[]) {
+  let pings = 0;
+  return {
+    get pings() {
+      return pings;
+    },
+    store: {
+      watch: () => ({ cancel: async () => {} }),
+      ping: async () => {
+        const ok = answers[pings++] ?? false;
+        if (!ok) throw new StoreUnavailableError(`etcd ping ${pings} took over 1000 ms`);
+      },
+    },
+  };
+}
+
+/** Follows `store` with pings every 5 ms, the event loop reported as `busy` over every ping. */
+function follow(store: ReturnType<typeof pingedStore>["store"], busy: () => number) {
+  const excused: string[] = [];
+  const ended = followStore(store, 0, {
+    pingIntervalMs: 5,
+    onEvents: () => {},
+    onInterruptible: () => {},
+    measureBusy: () => busy,
+    onExcused: (error) => excused.push(error.message),
+  });
+  return { ended, excused };
+}
+
+describe("the follow's health pings", () => {
+  it("count the first failure while the process was idle: the store is lost at once", async () => {
+    const pinged = pingedStore([true, true, false]);
+    const { ended, excused } = follow(pinged.store, () => 0.01);
+    expect((await ended)?.message).toBe("etcd ping 3 took over 1000 ms");
+    expect(pinged.pings).toBe(3);
+    expect(excused).toEqual([]);
+  });
+
+  it("excuse two failures in a row while the process was busy, pinging again at once, and count the third", async () => {
+    const pinged = pingedStore([]);
+    const { ended, excused } = follow(pinged.store, () => 0.95);
+    expect((await ended)?.message).toBe("etcd ping 3 took over 1000 ms");
+    expect(excused).toEqual(["etcd ping 1 took over 1000 ms", "etcd ping 2 took over 1000 ms"]);
+    expect(pinged.pings).toBe(3);
+  });
+
+  it("forget the excuses once the store answers", async () => {
+    // Busy throughout: fail, answer, fail, fail, fail: the last three are a new run.
+    const pinged = pingedStore([false, true, false, false]);
+    const { ended, excused } = follow(pinged.store, () => 0.95);
+    expect((await ended)?.message).toBe("etcd ping 5 took over 1000 ms");
+    expect(excused).toHaveLength(3);
+  });
+
+  it("count a failure once the process is idle again, excused or not before", async () => {
+    const loads = [0.99, 0.1];
+    let ping = 0;
+    const pinged = pingedStore([]);
+    const { ended, excused } = follow(pinged.store, () => loads[Math.min(ping++, 1)] as number);
+    expect((await ended)?.message).toBe("etcd ping 2 took over 1000 ms");
+    expect(excused).toHaveLength(1);
+  });
+});
