@@ -22,6 +22,7 @@ import { createAlwaysLeader } from "../../services/registrar/export/leader-elect
 import {
   type ConfigStore,
   StoreCompactedError,
+  StoreUnavailableError,
   type WatchHandler,
 } from "../../services/registrar/store/config-store.js";
 import {
@@ -375,9 +376,14 @@ describe("export controller: the watch of its keys", () => {
    */
   function watchedStore(inner: MemoryConfigStore) {
     let opened = 0;
+    let lists = 0;
     const open = new Set<WatchHandler>();
     const store: ConfigStore = {
       ...inner,
+      list: (options) => {
+        lists++;
+        return inner.list(options);
+      },
       watch: (after, handler, filter) => {
         expect(filter).toEqual({ origin: "hub" });
         opened++;
@@ -395,6 +401,9 @@ describe("export controller: the watch of its keys", () => {
       store,
       get opened() {
         return opened;
+      },
+      get lists() {
+        return lists;
       },
       get open() {
         return open.size;
@@ -424,6 +433,21 @@ describe("export controller: the watch of its keys", () => {
     await inner.put(makeProjection("shop/checkout", { backend: "rogue/sink" }));
     await healed(store, objects, "shop/checkout");
     expect(await repairs(registry, "put")).toBe(1);
+  });
+
+  it("opens a watch that failed (store unreachable) again without listing, and heals what changed meanwhile", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    const watched = watchedStore(inner);
+    const { objects, registry, c } = await healing({ store: watched.store });
+    const lists = watched.lists;
+    watched.failAll(new StoreUnavailableError("etcd watch: the stream ended"));
+    // Changed while no watch is open.
+    await inner.delete("web/frontend");
+    await healed(inner, objects, "web/frontend");
+    await c.idle();
+    expect(watched.opened).toBe(2);
+    expect(watched.lists).toBe(lists); // the controller did not list again
+    expect(await repairs(registry, "delete")).toBe(1);
   });
 
   it("cancels the watch when the term ends and on stop()", async () => {

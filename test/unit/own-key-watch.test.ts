@@ -15,6 +15,8 @@ import {
   type ConfigStore,
   StoreCompactedError,
   type StoreEvent,
+  StoreUnavailableError,
+  type StoreWatch,
   type WatchHandler,
 } from "../../services/registrar/store/config-store.js";
 import {
@@ -32,23 +34,28 @@ afterEach(() => {
 
 /**
  * The hub's store, another writer of its keys on the same backend, and a
- * store whose watch holds events until `release()` (or fails on `fail()`).
+ * store whose watch holds events until `release()` (or fails on `fail()`),
+ * recording the revision each watch starts after.
  */
 function setup() {
   const backend = createMemoryBackend();
   const inner = createMemoryStore({ origin: "hub", backend });
   const other = createMemoryStore({ origin: "hub", backend });
   const held: StoreEvent[] = [];
-  let handler: WatchHandler | undefined;
+  const starts: number[] = [];
+  let current: { handler: WatchHandler; watch: StoreWatch } | undefined;
   const store: ConfigStore = {
     ...inner,
-    watch: (after, h, filter) => {
-      handler = h;
-      return inner.watch(
+    watch: (after, handler, filter) => {
+      expect(filter).toEqual({ origin: "hub" });
+      starts.push(after);
+      const watch = inner.watch(
         after,
-        { onEvents: (events) => held.push(...events), onError: h.onError },
+        { onEvents: (events) => held.push(...events), onError: handler.onError },
         filter,
       );
+      current = { handler, watch };
+      return watch;
     },
   };
   const foreign: string[] = [];
@@ -57,19 +64,27 @@ function setup() {
     const own = await listOwnKeys({
       store,
       logger: createSilentLogger(),
+      retry: { initialMs: 1, maxMs: 2 },
       onForeign: (service) => foreign.push(service),
       onError: (error) => errors.push(error),
     });
     opened.push(own);
+    own.follow();
     return own;
   };
   /** Waits until `count` events are held, then delivers them (all, in order). */
   const release = async (count: number): Promise<void> => {
     await waitFor(() => held.length >= count, 2_000, `${count} held events`);
-    handler?.onEvents(held.splice(0));
+    current?.handler.onEvents(held.splice(0));
   };
-  const fail = (error: Error) => handler?.onError(error);
-  return { inner, other, foreign, errors, open, release, fail };
+  /** Ends the current watch with `error`, as a store does. */
+  const fail = async (error: Error): Promise<void> => {
+    const failing = current;
+    await failing?.watch.cancel();
+    held.splice(0);
+    failing?.handler.onError(error);
+  };
+  return { inner, other, foreign, errors, starts, open, release, fail };
 }
 
 /** The change the controller expects of writing `p` at `version`. */
@@ -179,21 +194,62 @@ describe("own key watch", () => {
     expect(t.foreign).toEqual(["web/frontend"]);
   });
 
-  it("reports a failed watch once, and nothing after cancel()", async () => {
+  it("watches only once asked to, from the listing's revision", async () => {
     const t = setup();
+    await t.inner.put({ ...CHECKOUT, version: versionAt(1) });
+    const listed = await t.inner.revision();
+    const own = await listOwnKeys({
+      store: t.inner,
+      logger: createSilentLogger(),
+      retry: { initialMs: 1, maxMs: 2 },
+      onForeign: (service) => t.foreign.push(service),
+      onError: () => {},
+    });
+    opened.push(own);
+    await t.other.put({ ...FORGED, version: versionAt(2) });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(t.foreign).toEqual([]);
+    own.follow();
+    own.follow();
+    await waitFor(() => t.foreign.length > 0);
+    expect(t.foreign).toEqual(["shop/checkout"]);
+    expect(own.view.get("shop/checkout")).toEqual(entryOf(FORGED, versionAt(2)));
+    expect(await t.inner.revision()).toBe(listed + 1);
+  });
+
+  it("opens a failed watch again from the last revision it reported: a change while it was down is reported, its own events are not repeated", async () => {
+    const t = setup();
+    const listed = await t.inner.revision();
     const own = await t.open();
-    expect(own.ended).toBeUndefined();
+    const { token, landed } = await ownPut(own, t.inner, CHECKOUT, versionAt(2));
+    await landed;
+    own.landed("shop/checkout", token);
+    await t.release(1);
+    const seen = await t.inner.revision();
+    await t.fail(new StoreUnavailableError("etcd watch: the stream ended"));
+    // While no watch is open, another writer deletes the key.
+    await t.other.delete("shop/checkout");
+    await waitFor(() => t.starts.length === 2, 2_000, "the watch to be opened again");
+    expect(t.starts).toEqual([listed, seen]);
+    await t.release(1);
+    expect(t.foreign).toEqual(["shop/checkout"]);
+    expect(own.view.has("shop/checkout")).toBe(false);
+    expect(t.errors).toEqual([]);
+  });
+
+  it("reports a compacted watch once, and opens no other; nothing is reported after cancel()", async () => {
+    const t = setup();
+    await t.open();
     const error = new StoreCompactedError("compacted", 5);
-    t.fail(error);
-    t.fail(error);
+    await t.fail(error);
     expect(t.errors).toEqual([error]);
-    expect(own.ended).toBe(error);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(t.starts).toHaveLength(1);
 
     const second = await t.open();
     second.cancel();
-    t.fail(new Error("late"));
     await t.other.put(makeProjection("rogue/extra"));
-    await t.release(1);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(t.errors).toEqual([error]);
     expect(t.foreign).toEqual([]);
   });

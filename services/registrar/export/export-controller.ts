@@ -15,7 +15,8 @@
  *   `projector-incremental.ts`): an edit of one route re-projects the
  *   services it affects, not the whole snapshot.
  * - Self-healing: the view is followed by a watch of the own origin's keys
- *   from the listing's revision (see `own-key-watch.ts`). A change the
+ *   from the listing's revision, opened once the reconcile that listed has
+ *   written (see `own-key-watch.ts`). A change the
  *   controller did not make (a forged value, a delete, a key of a service it
  *   does not export) updates the view and schedules a reconcile, which puts
  *   the desired projection back (or deletes the stray key, unless unexports
@@ -50,7 +51,7 @@ import {
   createIncrementalProjector,
   type IncrementalProjector,
 } from "../../common/projector-incremental.js";
-import { type Backoff, createBackoff } from "../../runtime/backoff.js";
+import { type Backoff, type BackoffOptions, createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
 import { type ConfigStore, FencedWriteError, type WriteOptions } from "../store/config-store.js";
@@ -220,6 +221,8 @@ interface Shell {
   readonly metrics: ExportMetrics;
   readonly clock: () => bigint;
   readonly backoff: Backoff;
+  /** The retry delays of reconciles, and of the watch of the own keys. */
+  readonly retry: BackoffOptions;
   readonly projector: IncrementalProjector;
   phase: "created" | "running" | "stopped";
   /** The last version issued (see {@link nextVersion}); 0 before the first. */
@@ -348,6 +351,11 @@ function followTerm(shell: Shell, runner: CoalescingRunner, term: LeaderTerm | u
 /** The state of a controller with `options`, before `start()`. */
 function newShell(options: ExportControllerOptions): Shell {
   const { source, store, origin, leadership } = options;
+  const retry: BackoffOptions = {
+    initialMs: options.retryInitialMs ?? 100,
+    maxMs: options.retryMaxMs ?? 5_000,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  };
   return {
     source,
     store,
@@ -356,11 +364,8 @@ function newShell(options: ExportControllerOptions): Shell {
     logger: options.logger ?? createSilentLogger(),
     metrics: options.metrics ?? createNoopExportMetrics(),
     clock: options.clock ?? systemClockNanos,
-    backoff: createBackoff({
-      initialMs: options.retryInitialMs ?? 100,
-      maxMs: options.retryMaxMs ?? 5_000,
-      ...(options.random === undefined ? {} : { random: options.random }),
-    }),
+    backoff: createBackoff(retry),
+    retry,
     projector: createIncrementalProjector(),
     phase: "created",
     lastIssued: 0n,
@@ -432,27 +437,26 @@ function checkTerm(shell: Shell, term: LeaderTerm): void {
 }
 
 /**
- * Lists the own-origin projections into a new view for `term` and follows
- * them: a foreign change marks its service for repair and asks for a
- * reconcile; a failed watch drops the view (listed again by that reconcile).
+ * Lists the own-origin projections into a new view for `term` (followed once
+ * the reconcile has written; see {@link reconcile}): a foreign change marks
+ * its service for repair and asks for a reconcile; a watch that cannot go on
+ * drops the view, listed again by the reconcile it asks for.
  */
 async function listView(shell: Shell, term: LeaderTerm): Promise<OwnKeys> {
   dropOwnKeys(shell);
-  let own: OwnKeys | undefined;
-  const watchEnded = (error: Error): void => {
-    shell.logger.warn({ err: error.message }, "export watch of own keys ended; listing again");
-    dropOwnKeys(shell);
-    shell.request();
-  };
-  own = await listOwnKeys({
+  const own: OwnKeys = await listOwnKeys({
     store: shell.store,
     logger: shell.logger,
+    retry: shell.retry,
     onForeign: (service) => {
       shell.toRepair.add(service);
       shell.request();
     },
     onError: (error) => {
-      if (own !== undefined && shell.own === own) watchEnded(error);
+      if (shell.own !== own) return;
+      shell.logger.warn({ err: error.message }, "export watch of own keys ended; listing again");
+      dropOwnKeys(shell);
+      shell.request();
     },
   });
   try {
@@ -461,12 +465,8 @@ async function listView(shell: Shell, term: LeaderTerm): Promise<OwnKeys> {
     own.cancel();
     throw error;
   }
-  // A watch that ended already leaves the listing to this reconcile; the next lists again.
-  if (own.ended !== undefined) watchEnded(own.ended);
-  else {
-    shell.own = own;
-    shell.ownTerm = term;
-  }
+  shell.own = own;
+  shell.ownTerm = term;
   return own;
 }
 
@@ -531,6 +531,8 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
       logWrites(logger, done);
     }
     checkTerm(shell, term);
+    // Written: from now on the watch of the own keys (idempotent) finds what others change.
+    if (shell.own === own) own.follow();
     shell.services = projector.services.size;
     metrics.setServices(shell.services);
     logger.debug(

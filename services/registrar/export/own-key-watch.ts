@@ -5,9 +5,25 @@
  * the watch recognises their events (see `own-key-change.ts`) and applies
  * everything else, reporting each service someone else changed, so that the
  * controller can repair it.
+ *
+ * - The watch starts when the controller asks (after the reconcile that
+ *   listed has written, so that a cold export of thousands of services does
+ *   not share the CPU with its own events, and a busy event loop does not
+ *   time the watch's start out); it starts from the listing's revision, so
+ *   nothing is missed.
+ * - A watch that fails (store unreachable, stream cancelled, start timed
+ *   out) is opened again after a backoff, from the last revision it
+ *   reported: the view stays valid and nothing is missed. Only a compacted
+ *   revision ends the view (`onError`): the controller lists again.
  */
+import { type Backoff, type BackoffOptions, createBackoff } from "../../runtime/backoff.js";
 import type { Logger } from "../../runtime/logger.js";
-import type { ConfigStore, StoreEvent, StoreWatch } from "../store/config-store.js";
+import {
+  type ConfigStore,
+  StoreCompactedError,
+  type StoreEvent,
+  type StoreWatch,
+} from "../store/config-store.js";
 import { type ExportView, storedDigest, storedView } from "./export-plan.js";
 import { classifyOwnKeyChange, type OwnKeyChange } from "./own-key-change.js";
 
@@ -18,12 +34,14 @@ export interface OwnKeysOptions {
   /** Called with each service another writer changed (after the view took the change). */
   readonly onForeign: (service: string) => void;
   /**
-   * Called once when the watch ends (compaction, store unreachable): the view
-   * is no longer followed and must be listed again. Not called after `cancel()`.
+   * Called once when the view can no longer be followed (the watch's
+   * revision was compacted): it must be listed again. Not called after `cancel()`.
    */
   readonly onError: (error: Error) => void;
-  /** Where foreign changes are logged, at debug level. */
+  /** Where foreign changes (debug) and watch restarts (warn) are logged. */
   readonly logger: Logger;
+  /** The delays before a failed watch is opened again. */
+  readonly retry: BackoffOptions;
 }
 
 /** A listed and watched view; see {@link listOwnKeys}. */
@@ -45,24 +63,25 @@ export interface OwnKeys {
    * reported it already (and maybe later changes too).
    */
   landed(service: string, token: OwnKeyChange, deleted?: boolean): void;
-  /** The error the watch ended with, once it has (`onError` was called); undefined before. */
-  readonly ended: Error | undefined;
-  /** Stops the watch; no callback runs afterwards. Idempotent. */
+  /** Starts the watch, from the listing's revision. Idempotent; nothing after `cancel()`. */
+  follow(): void;
+  /** Stops the watch (and any restart); no callback runs afterwards. Idempotent. */
   cancel(): void;
 }
 
 /**
- * Lists the store's own-origin projections and watches them from the
- * listing's revision. Rejects when the listing fails.
+ * A watch that lived this long before failing worked: the next restart
+ * starts from the first delay again.
  */
+const HEALTHY_WATCH_MS = 10_000;
+
+/** Lists the store's own-origin projections into a view; rejects when the listing fails. */
 export async function listOwnKeys(options: OwnKeysOptions): Promise<OwnKeys> {
-  const { store, onForeign, onError, logger } = options;
+  const { store, onForeign, logger } = options;
   const listing = await store.list({ origin: store.origin });
   const view = storedView(listing.entries);
   /** The change each pending write is to make, by service, until the watch reports it. */
   const expected = new Map<string, OwnKeyChange>();
-  let active = true;
-  let ended: Error | undefined;
 
   const apply = (service: string, change: OwnKeyChange): void => {
     if (change.type === "put")
@@ -71,7 +90,6 @@ export async function listOwnKeys(options: OwnKeysOptions): Promise<OwnKeys> {
   };
   const onEvents = (events: StoreEvent[]): void => {
     for (const event of events) {
-      if (!active) return;
       const service = event.type === "put" ? event.entry.service : event.service;
       const change = observed(event);
       const verdict = classifyOwnKeyChange(change, view.get(service), expected.get(service));
@@ -88,25 +106,10 @@ export async function listOwnKeys(options: OwnKeysOptions): Promise<OwnKeys> {
       }
     }
   };
-  const watch: StoreWatch = store.watch(
-    listing.revision,
-    {
-      onEvents,
-      onError: (error) => {
-        if (!active) return;
-        active = false;
-        ended = error;
-        onError(error);
-      },
-    },
-    { origin: store.origin },
-  );
+  const follower = createFollower(options, listing.revision, onEvents);
 
   return {
     view,
-    get ended() {
-      return ended;
-    },
     expect(service, change) {
       expected.set(service, change);
       return change;
@@ -121,10 +124,78 @@ export async function listOwnKeys(options: OwnKeysOptions): Promise<OwnKeys> {
       }
       apply(service, token);
     },
+    follow: follower.follow,
+    cancel: follower.cancel,
+  };
+}
+
+/**
+ * The watch of the own keys after `revision`, reporting to `onEvents`, opened
+ * again from the last revision reported when it fails (see the module
+ * comment), ended for good by a compaction (`options.onError`) or `cancel`.
+ */
+function createFollower(
+  options: OwnKeysOptions,
+  revision: number,
+  onEvents: (events: StoreEvent[]) => void,
+): { follow(): void; cancel(): void } {
+  const { store, logger } = options;
+  const backoff: Backoff = createBackoff(options.retry);
+  let state: "idle" | "following" | "over" = "idle";
+  let watch: StoreWatch | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let last = revision;
+
+  const failed = (error: Error, openedAt: number): void => {
+    watch = undefined;
+    if (error instanceof StoreCompactedError) {
+      state = "over";
+      options.onError(error);
+      return;
+    }
+    if (Date.now() - openedAt >= HEALTHY_WATCH_MS) backoff.reset();
+    const delay = backoff.next();
+    if (backoff.attempts % 10 === 1) {
+      logger.warn(
+        { err: error.message, retryInMs: Math.round(delay), attempt: backoff.attempts },
+        "export watch of own keys failed; watching again",
+      );
+    }
+    timer = setTimeout(open, delay);
+  };
+  function open(): void {
+    timer = undefined;
+    if (state !== "following") return;
+    const openedAt = Date.now();
+    const current: StoreWatch = store.watch(
+      last,
+      {
+        onEvents: (events) => {
+          if (watch !== current) return;
+          backoff.reset();
+          last = (events[events.length - 1] as StoreEvent).revision;
+          onEvents(events);
+        },
+        onError: (error) => {
+          if (watch === current) failed(error, openedAt);
+        },
+      },
+      { origin: store.origin },
+    );
+    watch = current;
+  }
+  return {
+    follow() {
+      if (state !== "idle") return;
+      state = "following";
+      open();
+    },
     cancel() {
-      if (!active) return;
-      active = false;
-      watch.cancel().catch(() => {}); // nothing to do: it is over either way
+      state = "over";
+      clearTimeout(timer);
+      const stopping = watch;
+      watch = undefined;
+      stopping?.cancel().catch(() => {}); // nothing to do: it is over either way
     },
   };
 }
