@@ -7,20 +7,20 @@
  * stale ones left by an earlier run).
  *
  * - What the store holds is listed once per leadership term (and again after
- *   any failed or fenced write, or a failed watch); within a term the
- *   controller keeps its own view of its keys (each service's content digest
- *   and version) instead of listing the store on every change, the way
- *   Cilium's kvstore writers skip unchanged values and resync after a
- *   reconnect. Projection is incremental too (see
+ *   any failed or fenced write, or when its watch's revision was
+ *   compacted); within a term the controller keeps its own view of its keys
+ *   (each service's content digest and version) instead of listing the
+ *   store on every change, the way Cilium's kvstore writers skip unchanged
+ *   values and resync after a reconnect. Projection is incremental too (see
  *   `projector-incremental.ts`): an edit of one route re-projects the
  *   services it affects, not the whole snapshot.
  * - Self-healing: the view is followed by a watch of the own origin's keys
  *   from the listing's revision, opened once the reconcile that listed has
- *   written (see `own-key-watch.ts`). A change the
- *   controller did not make (a forged value, a delete, a key of a service it
- *   does not export) updates the view and schedules a reconcile, which puts
- *   the desired projection back (or deletes the stray key, unless unexports
- *   are held) and counts and logs each such repair.
+ *   written (see `own-key-watch.ts`). A change the controller did not make
+ *   (a forged value, a delete, a key of a service it does not export)
+ *   updates the view and schedules a reconcile, which puts the desired
+ *   projection back (or deletes the stray key, unless unexports are held)
+ *   and counts and logs each such repair.
  * - Puts are batched into transactions of up to `MAX_WRITE_BATCH`
  *   (one revision each); deletes are written one at a time, so that every
  *   batch a watcher sees is a set of upserts (see `ConfigCache`).
