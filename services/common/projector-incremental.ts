@@ -50,13 +50,28 @@ export interface ProjectionUpdate {
   readonly warnings: RouteWarning[];
 }
 
+/** Options of {@link IncrementalProjector.update}. */
+export interface ProjectionUpdateOptions {
+  /** Project the whole snapshot again; default false. */
+  readonly full?: boolean;
+  /**
+   * Services (`namespace/name`) to re-project even when nothing they depend
+   * on changed (the export controller repairing a key someone else wrote);
+   * default none.
+   */
+  readonly services?: ReadonlySet<string>;
+}
+
 /** See {@link createIncrementalProjector}. */
 export interface IncrementalProjector {
   /**
    * Projects `objects`, re-projecting only what changed since the previous
-   * call (everything on the first call, or when `options.full` is set).
+   * call (everything on the first call, or when `options.full` is set), and
+   * also the services in `options.services` (as if an edit had affected
+   * them: those in scope are among the projections even when nothing about
+   * them changed; those out of scope are not).
    */
-  update(objects: readonly KubeObject[], options?: { readonly full?: boolean }): ProjectionUpdate;
+  update(objects: readonly KubeObject[], options?: ProjectionUpdateOptions): ProjectionUpdate;
   /**
    * Indexes what the last snapshot's projections depend on, which the next
    * incremental update needs. A full update leaves this for later, so that a
@@ -66,6 +81,8 @@ export interface IncrementalProjector {
   /** The services in scope (with a projection) after the last update. */
   readonly services: ReadonlySet<string>;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** Above this share of changed objects, a full projection is cheaper than tracking. */
 const FULL_PROJECTION_SHARE = 0.25;
@@ -172,8 +189,9 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
   const incremental = (
     added: readonly KubeObject[],
     removed: readonly KubeObject[],
+    also: ReadonlySet<string>,
   ): ProjectionUpdate | undefined => {
-    const affected = new Set<string>();
+    const affected = new Set<string>(also);
     const touchedIdentities = new Set<string>();
     const touchedProblems = new Set<string>();
     const changedServices: string[] = [];
@@ -264,7 +282,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
         return full(objects);
       }
       prepare();
-      return incremental(added, removed) ?? full(objects);
+      return incremental(added, removed, updateOptions.services ?? NONE) ?? full(objects);
     },
   };
 }

@@ -454,19 +454,29 @@ describe("export controller: its view of the store", () => {
     expect(counting.lists).toBe(2);
     expect(c.status()).toMatchObject({ state: "exporting", lastError: undefined });
 
-    // Someone else rewrote a key within the term: the controller does not see
-    // it until its next term, which lists again and puts it right.
+    // Someone else rewrote a key within the term: the watch of its keys sees
+    // it, and the controller puts it right without listing the store again.
     const stored = (await ownProjections(inner)).get("shop/checkout") as ServiceConfigProjection;
     await inner.put(makeProjection("shop/checkout", { version: stored.version }));
+    await waitFor(async () => (await canary(inner))?.join() === "60,40");
+    await c.idle();
+    expect(counting.lists).toBe(2);
+    const repaired = (await ownProjections(inner)).get("shop/checkout");
+    expect(parseVersion(repaired?.version as string)).toBeGreaterThan(
+      parseVersion(stored.version) as bigint,
+    );
+
+    // Rewritten while it was not the leader: its next term lists again and puts it right.
     leadership.depose();
     await waitFor(() => c.status().state === "standby");
+    await inner.put(makeProjection("shop/checkout", { version: repaired?.version as string }));
     leadership.elect();
     await waitFor(async () => (await canary(inner))?.join() === "60,40");
     await c.idle();
     expect(counting.lists).toBe(3);
     const rewritten = (await ownProjections(inner)).get("shop/checkout");
     expect(parseVersion(rewritten?.version as string)).toBeGreaterThan(
-      parseVersion(stored.version) as bigint,
+      parseVersion(repaired?.version as string) as bigint,
     );
   });
 

@@ -214,6 +214,32 @@ describe("incremental projector", () => {
     });
   }
 
+  it("re-projects the services it is asked for, exactly as a full projection does, even when nothing changed", () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const next = mulberry32(seed);
+      let objects = startingMesh(next);
+      const projector = createIncrementalProjector();
+      projector.update(objects);
+      for (let step = 0; step < 30; step++) {
+        // Every other step nothing changes; the others are random edits.
+        if (step % 2 === 1) objects = edit(next, objects);
+        const asked = new Set(
+          [0, 1, 2].map(
+            () => `${NAMESPACES[Math.floor(next() * 3)]}/${NAMES[Math.floor(next() * 5)]}`,
+          ),
+        );
+        const update = projector.update(objects, { services: asked });
+        const want = expected(objects, {}).projections;
+        const context = `seed ${seed}, step ${step}`;
+        const got = new Map(
+          update.projections.map((p) => [p.service, toBinary(ServiceConfigProjectionSchema, p)]),
+        );
+        for (const service of asked) expect(got.get(service), context).toEqual(want.get(service));
+        for (const [service, bytes] of got) expect(bytes, context).toEqual(want.get(service));
+      }
+    }
+  });
+
   it("re-projects only the services an edit can affect", async () => {
     const objects = await readManifestObjects();
     const projector = createIncrementalProjector();

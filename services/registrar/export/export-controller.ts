@@ -7,13 +7,20 @@
  * stale ones left by an earlier run).
  *
  * - What the store holds is listed once per leadership term (and again after
- *   any failed or fenced write); within a term the controller is the only
- *   writer of its origin, so it keeps its own view of what it wrote (each
- *   service's content digest and version) instead of listing the store on
- *   every change, the way Cilium's kvstore writers skip unchanged values and
- *   resync after a reconnect. Projection is incremental too (see
+ *   any failed or fenced write, or when its watch's revision was
+ *   compacted); within a term the controller keeps its own view of its keys
+ *   (each service's content digest and version) instead of listing the
+ *   store on every change, the way Cilium's kvstore writers skip unchanged
+ *   values and resync after a reconnect. Projection is incremental too (see
  *   `projector-incremental.ts`): an edit of one route re-projects the
  *   services it affects, not the whole snapshot.
+ * - Self-healing: the view is followed by a watch of the own origin's keys
+ *   from the listing's revision, opened once the reconcile that listed has
+ *   written (see `own-key-watch.ts`). A change the controller did not make
+ *   (a forged value, a delete, a key of a service it does not export)
+ *   updates the view and schedules a reconcile, which puts the desired
+ *   projection back (or deletes the stray key, unless unexports are held)
+ *   and counts and logs each such repair.
  * - Puts are batched into transactions of up to `MAX_WRITE_BATCH`
  *   (one revision each); deletes are written one at a time, so that every
  *   batch a watcher sees is a set of upserts (see `ConfigCache`).
@@ -44,7 +51,7 @@ import {
   createIncrementalProjector,
   type IncrementalProjector,
 } from "../../common/projector-incremental.js";
-import { type Backoff, createBackoff } from "../../runtime/backoff.js";
+import { type Backoff, type BackoffOptions, createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
 import { type ConfigStore, FencedWriteError, type WriteOptions } from "../store/config-store.js";
@@ -53,12 +60,12 @@ import { createNoopExportMetrics, type ExportMetrics } from "./export-metrics.js
 import {
   type ChangedProjection,
   changedBatches,
-  type ExportView,
   nextVersion,
   planUnexports,
-  storedView,
 } from "./export-plan.js";
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
+import { type RepairKind, repairKindOf } from "./own-key-change.js";
+import { listOwnKeys, type OwnKeys } from "./own-key-watch.js";
 import { runLimited } from "./run-limited.js";
 
 /** The default debounce of change notifications, in milliseconds. */
@@ -127,6 +134,11 @@ export interface ExportStatus {
   readonly reconciles: number;
   /** How many store writes (puts and deletes) the controller made since start. */
   readonly writes: number;
+  /**
+   * How many of those writes repaired an own key another writer had changed
+   * within a term (see `aether_config_export_repairs_total`).
+   */
+  readonly repairs: number;
   /** When the last reconcile succeeded; undefined before the first. */
   readonly lastSuccessAt: Date | undefined;
   /** Why the last reconcile failed; undefined after a success. */
@@ -209,23 +221,30 @@ interface Shell {
   readonly metrics: ExportMetrics;
   readonly clock: () => bigint;
   readonly backoff: Backoff;
+  /** The retry delays of reconciles, and of the watch of the own keys. */
+  readonly retry: BackoffOptions;
   readonly projector: IncrementalProjector;
   phase: "created" | "running" | "stopped";
   /** The last version issued (see {@link nextVersion}); 0 before the first. */
   lastIssued: bigint;
   /**
-   * The own-origin projections as listed at the start of `viewTerm` and
-   * updated by every write since; undefined when the store must be listed
-   * again (a new term, or a write that failed and may or may not have landed).
+   * The own-origin projections as listed in `ownTerm` and followed since (see
+   * {@link OwnKeys}); undefined when the store must be listed again (a new
+   * term, a write that failed and may or may not have landed, a failed watch).
    */
-  view: ExportView | undefined;
-  viewTerm: LeaderTerm | undefined;
+  own: OwnKeys | undefined;
+  ownTerm: LeaderTerm | undefined;
+  /** The services another writer changed, to repair in the next reconcile. */
+  toRepair: Set<string>;
+  /** Asks the runner for a reconcile (set once the runner exists). */
+  request: () => void;
   /** The rejections and warnings of the last reconcile, identified as `noteProblems` does. */
   seenProblems: Set<string>;
   /** The projections exported by the last successful reconcile (see {@link ExportStatus}). */
   services: number;
   reconciles: number;
   writes: number;
+  repairs: number;
   lastSuccessAt: Date | undefined;
   lastError: string | undefined;
   /** The last reconcile failed (status `retrying`). */
@@ -255,6 +274,7 @@ export function createExportController(options: ExportControllerOptions): Export
     debounceMs: options.debounceMs ?? DEFAULT_EXPORT_DEBOUNCE_MS,
     maxDelayMs: options.maxDelayMs ?? 1_000,
   });
+  shell.request = () => runner.request();
   const unsubscribe: (() => void)[] = [];
 
   return {
@@ -289,6 +309,7 @@ export function createExportController(options: ExportControllerOptions): Export
       shell.phase = "stopped";
       for (const off of unsubscribe.splice(0)) off();
       runner.reset(); // not active any more: cancels everything, starts nothing
+      dropOwnKeys(shell);
       if (!wasRunning) return;
       await leadership.stop();
       await runner.running;
@@ -302,8 +323,9 @@ export function createExportController(options: ExportControllerOptions): Export
 
 /**
  * Follows a change of leadership to `term` (undefined: not the leader): what
- * the old term scheduled is cancelled and its view forgotten; a new term
- * reconciles at once (once the source is synced), listing the store first.
+ * the old term scheduled is cancelled, and its view and watch (and the
+ * repairs it noted) forgotten; a new term reconciles at once (once the
+ * source is synced), listing the store first.
  */
 function followTerm(shell: Shell, runner: CoalescingRunner, term: LeaderTerm | undefined): void {
   const { logger, metrics, source } = shell;
@@ -312,7 +334,8 @@ function followTerm(shell: Shell, runner: CoalescingRunner, term: LeaderTerm | u
   runner.reset();
   shell.backoff.reset();
   shell.failing = false;
-  shell.view = undefined;
+  dropOwnKeys(shell);
+  shell.toRepair.clear();
   if (term === undefined) {
     shell.services = 0;
     metrics.setServices(0);
@@ -328,6 +351,11 @@ function followTerm(shell: Shell, runner: CoalescingRunner, term: LeaderTerm | u
 /** The state of a controller with `options`, before `start()`. */
 function newShell(options: ExportControllerOptions): Shell {
   const { source, store, origin, leadership } = options;
+  const retry: BackoffOptions = {
+    initialMs: options.retryInitialMs ?? 100,
+    maxMs: options.retryMaxMs ?? 5_000,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  };
   return {
     source,
     store,
@@ -336,20 +364,20 @@ function newShell(options: ExportControllerOptions): Shell {
     logger: options.logger ?? createSilentLogger(),
     metrics: options.metrics ?? createNoopExportMetrics(),
     clock: options.clock ?? systemClockNanos,
-    backoff: createBackoff({
-      initialMs: options.retryInitialMs ?? 100,
-      maxMs: options.retryMaxMs ?? 5_000,
-      ...(options.random === undefined ? {} : { random: options.random }),
-    }),
+    backoff: createBackoff(retry),
+    retry,
     projector: createIncrementalProjector(),
     phase: "created",
     lastIssued: 0n,
-    view: undefined,
-    viewTerm: undefined,
+    own: undefined,
+    ownTerm: undefined,
+    toRepair: new Set(),
+    request: () => {},
     seenProblems: new Set(),
     services: 0,
     reconciles: 0,
     writes: 0,
+    repairs: 0,
     lastSuccessAt: undefined,
     lastError: undefined,
     failing: false,
@@ -379,7 +407,7 @@ async function runOnce(shell: Shell, term: LeaderTerm): Promise<number | undefin
     return undefined;
   } catch (error) {
     // A write may have landed or not: list the store again before the next diff.
-    shell.view = undefined;
+    dropOwnKeys(shell);
     if (error instanceof TermEndedError) return undefined;
     const message = error instanceof Error ? error.message : String(error);
     shell.lastError = message;
@@ -408,64 +436,173 @@ function checkTerm(shell: Shell, term: LeaderTerm): void {
   }
 }
 
-/** Lists the own-origin projections into a new view for `term` (see {@link storedView}). */
-async function listView(shell: Shell, term: LeaderTerm): Promise<ExportView> {
-  const listing = await shell.store.list({ origin: shell.origin });
-  checkTerm(shell, term);
-  return storedView(listing.entries);
+/**
+ * Lists the own-origin projections into a new view for `term` (followed once
+ * the reconcile has written; see {@link reconcile}): a foreign change marks
+ * its service for repair and asks for a reconcile; a watch that cannot go on
+ * drops the view, listed again by the reconcile it asks for.
+ */
+async function listView(shell: Shell, term: LeaderTerm): Promise<OwnKeys> {
+  dropOwnKeys(shell);
+  const own: OwnKeys = await listOwnKeys({
+    store: shell.store,
+    logger: shell.logger,
+    retry: shell.retry,
+    onForeign: (service) => {
+      shell.toRepair.add(service);
+      shell.request();
+    },
+    onError: (error) => {
+      if (shell.own !== own) return;
+      shell.logger.warn({ err: error.message }, "export watch of own keys ended; listing again");
+      dropOwnKeys(shell);
+      shell.request();
+    },
+  });
+  try {
+    checkTerm(shell, term);
+  } catch (error) {
+    own.cancel();
+    throw error;
+  }
+  shell.own = own;
+  shell.ownTerm = term;
+  return own;
+}
+
+/** Cancels the watch of the own keys and forgets the view: the next reconcile lists again. */
+function dropOwnKeys(shell: Shell): void {
+  shell.own?.cancel();
+  shell.own = undefined;
+  shell.ownTerm = undefined;
+}
+
+/** What one reconcile wrote (the writes that landed), for its log lines. */
+interface Written {
+  readonly puts: { readonly service: string; readonly isNew: boolean }[];
+  readonly deletes: string[];
+  /** The writes that repaired a key another writer had changed. */
+  readonly repairs: { readonly service: string; readonly kind: RepairKind }[];
 }
 
 /**
  * Diffs the desired projections against the view of the stored own-origin
  * ones and writes the difference, every write with the term's fence. The
  * view is listed first when this term has none; then everything is
- * projected again, otherwise only what the source's changes affect.
+ * projected again, otherwise only what the source's changes affect and the
+ * services another writer changed (which are repaired).
  */
 async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
-  const { source, store, projector, logger, metrics } = shell;
+  const { source, projector, logger, metrics } = shell;
   const snapshot = source.snapshot();
-  let current = shell.viewTerm === term ? shell.view : undefined;
-  const relisted = current === undefined;
-  if (current === undefined) {
-    shell.view = undefined;
-    current = await listView(shell, term);
-    shell.view = current;
-    shell.viewTerm = term;
+  const listed = shell.ownTerm === term ? shell.own : undefined;
+  const own = listed ?? (await listView(shell, term));
+  const repairing = shell.toRepair;
+  shell.toRepair = new Set();
+  const done: Written = { puts: [], deletes: [], repairs: [] };
+  try {
+    const { full, projections, rejections, warnings } = projector.update(snapshot, {
+      full: listed === undefined,
+      services: repairing,
+    });
+    noteProblems(shell, rejections, warnings);
+    // Handed over to the batches, which let go of each projection as they take it.
+    const pending: (ServiceConfigProjection | undefined)[] = [...projections];
+    const { writeBatch, unexport } = writers(shell, term, own, repairing, done);
+    const problems = source.problems().length;
+    const unexports = planUnexports(own.view, projector.services, problems > 0);
+    if (unexports.held.length > 0) {
+      logger.warn(
+        { services: unexports.held, problems },
+        "holding unexports while the export source reports problems",
+      );
+      // A held key another writer put is repaired (and counted) once the hold ends.
+      for (const service of unexports.held) if (repairing.has(service)) shell.toRepair.add(service);
+    }
+    // Tasks are made as the writers ask for them: the content of the next
+    // batch is encoded while earlier batches are in flight.
+    function* tasks(): Generator<() => Promise<void>> {
+      for (const batch of changedBatches(pending, own.view)) yield () => writeBatch(batch);
+      for (const service of unexports.unexport) yield () => unexport(service);
+    }
+    try {
+      await runLimited(tasks(), WRITE_CONCURRENCY);
+    } finally {
+      logWrites(logger, done);
+    }
+    checkTerm(shell, term);
+    // Written: from now on the watch of the own keys (idempotent) finds what others change.
+    if (shell.own === own) own.follow();
+    shell.services = projector.services.size;
+    metrics.setServices(shell.services);
+    logger.debug(
+      { writes: done.puts.length + done.deletes.length, services: shell.services, full },
+      "export reconciled",
+    );
+  } catch (error) {
+    // What was not repaired yet is repaired (and counted) by the next reconcile of the term.
+    if (shell.leadership.term === term) {
+      const repaired = new Set(done.repairs.map((r) => r.service));
+      for (const service of repairing) if (!repaired.has(service)) shell.toRepair.add(service);
+    }
+    throw error;
   }
-  const view = current;
-  const { full, projections, rejections, warnings } = projector.update(snapshot, {
-    full: relisted,
-  });
-  noteProblems(shell, rejections, warnings);
-  // Handed over to the batches, which let go of each projection as they take it.
-  const pending: (ServiceConfigProjection | undefined)[] = [...projections];
+}
+
+/**
+ * The two writes of a reconcile for `term`: a batch of puts and the delete
+ * of one service. Each expects its watch event before it is sent, updates
+ * the view as it lands, and records what landed in `done`: a write of a
+ * service in `repairing` (the reconcile's own set, to which a service
+ * another writer changed since the reconcile began is moved as it is
+ * written) as a repair, counted and kept in the status.
+ */
+function writers(
+  shell: Shell,
+  term: LeaderTerm,
+  own: OwnKeys,
+  repairing: Set<string>,
+  done: Written,
+): {
+  writeBatch(batch: readonly ChangedProjection[]): Promise<void>;
+  unexport(service: string): Promise<void>;
+} {
+  const { store, metrics, logger, origin } = shell;
   const writeOptions: WriteOptions = term.fence === undefined ? {} : { fence: term.fence };
-  const written: { service: string; isNew: boolean }[] = [];
-  const deleted: string[] = [];
+  /** Whether a write of `service` repairs it: it was marked before the reconcile began, or since. */
+  const isRepair = (service: string): boolean => {
+    if (shell.toRepair.delete(service)) repairing.add(service);
+    return repairing.has(service);
+  };
+  const noteRepair = (service: string, kind: RepairKind): void => {
+    done.repairs.push({ service, kind });
+    shell.repairs++;
+    metrics.countRepair(kind);
+  };
 
   const writeBatch = async (batch: readonly ChangedProjection[]): Promise<void> => {
     checkTerm(shell, term);
-    const stamped = batch.map(({ projection }) => {
-      const previous = view.get(projection.service)?.version;
+    const stamped = batch.map(({ projection, digest }) => {
+      const previous = own.view.get(projection.service)?.version;
       shell.lastIssued = nextVersion(previous, shell.clock(), shell.lastIssued);
-      return {
-        ...projection,
-        version: formatVersion(shell.lastIssued),
-        originCluster: shell.origin,
-      };
+      const version = formatVersion(shell.lastIssued);
+      const token = own.expect(projection.service, { type: "put", digest, version });
+      return { projection: { ...projection, version, originCluster: origin }, token };
     });
+    const repaired = batch.map(({ projection }) => isRepair(projection.service));
     const revision = await store.write(
-      stamped.map((projection, i) => ({
+      stamped.map(({ projection }, i) => ({
         type: "put",
         projection,
         content: (batch[i] as ChangedProjection).content,
       })),
       writeOptions,
     );
-    for (const [i, projection] of stamped.entries()) {
-      const { digest, isNew } = batch[i] as ChangedProjection;
-      view.set(projection.service, { digest, version: projection.version });
-      written.push({ service: projection.service, isNew });
+    for (const [i, { projection, token }] of stamped.entries()) {
+      const { isNew } = batch[i] as ChangedProjection;
+      own.landed(projection.service, token);
+      done.puts.push({ service: projection.service, isNew });
+      if (repaired[i]) noteRepair(projection.service, repairKindOf({ type: "put", isNew }));
       shell.writes++;
       metrics.countWrite("put");
       logger.debug(
@@ -482,40 +619,17 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
 
   const unexport = async (service: string): Promise<void> => {
     checkTerm(shell, term);
+    const token = own.expect(service, { type: "delete" });
+    const repaired = isRepair(service);
     const revision = await store.delete(service, writeOptions);
-    view.delete(service);
-    deleted.push(service);
+    own.landed(service, token, revision !== undefined);
+    done.deletes.push(service);
+    if (repaired && revision !== undefined) noteRepair(service, repairKindOf({ type: "delete" }));
     shell.writes++;
     metrics.countWrite("delete");
     logger.debug({ service, revision }, "unexported a projection no longer exported");
   };
-
-  const problems = source.problems().length;
-  const unexports = planUnexports(view, projector.services, problems > 0);
-  if (unexports.held.length > 0) {
-    logger.warn(
-      { services: unexports.held, problems },
-      "holding unexports while the export source reports problems",
-    );
-  }
-  // Tasks are made as the writers ask for them: the content of the next
-  // batch is encoded while earlier batches are in flight.
-  function* tasks(): Generator<() => Promise<void>> {
-    for (const batch of changedBatches(pending, view)) yield () => writeBatch(batch);
-    for (const service of unexports.unexport) yield () => unexport(service);
-  }
-  try {
-    await runLimited(tasks(), WRITE_CONCURRENCY);
-  } finally {
-    logWrites(logger, written, deleted);
-  }
-  checkTerm(shell, term);
-  shell.services = projector.services.size;
-  metrics.setServices(shell.services);
-  logger.debug(
-    { writes: written.length + deleted.length, services: shell.services, full },
-    "export reconciled",
-  );
+  return { writeBatch, unexport };
 }
 
 /** Logs and counts the rejections and warnings not seen in the previous reconcile. */
@@ -555,26 +669,37 @@ function noteProblems(
 
 /**
  * Logs one info line for the projections a reconcile wrote (those whose
- * writes landed), naming up to {@link LOGGED_SERVICES} of each kind; every write is
- * also logged on its own at debug level.
+ * writes landed), naming up to {@link LOGGED_SERVICES} of each kind, and one
+ * warning for the keys it repaired; every write is also logged on its own
+ * at debug level.
  */
-function logWrites(
-  logger: Logger,
-  written: readonly { service: string; isNew: boolean }[],
-  deleted: readonly string[],
-): void {
-  if (written.length === 0 && deleted.length === 0) return;
-  const created = written.filter((w) => w.isNew).map((w) => w.service);
-  const changed = written.filter((w) => !w.isNew).map((w) => w.service);
+function logWrites(logger: Logger, done: Written): void {
+  const { puts, deletes, repairs } = done;
   const name = (services: readonly string[]) => services.slice(0, LOGGED_SERVICES);
+  if (repairs.length > 0) {
+    const count = (kind: RepairKind) => repairs.filter((r) => r.kind === kind).length;
+    logger.warn(
+      {
+        repairs: repairs.length,
+        put: count("put"),
+        delete: count("delete"),
+        foreignPut: count("foreign_put"),
+        services: name(repairs.map((r) => r.service)),
+      },
+      "repaired own keys another writer had changed",
+    );
+  }
+  if (puts.length === 0 && deletes.length === 0) return;
+  const created = puts.filter((w) => w.isNew).map((w) => w.service);
+  const changed = puts.filter((w) => !w.isNew).map((w) => w.service);
   logger.info(
     {
       new: created.length,
       changed: changed.length,
-      unexported: deleted.length,
+      unexported: deletes.length,
       ...(created.length > 0 ? { newServices: name(created) } : {}),
       ...(changed.length > 0 ? { changedServices: name(changed) } : {}),
-      ...(deleted.length > 0 ? { unexportedServices: name(deleted) } : {}),
+      ...(deletes.length > 0 ? { unexportedServices: name(deletes) } : {}),
     },
     "exported projections",
   );
@@ -599,6 +724,7 @@ function statusOf(shell: Shell, authority: ReturnType<typeof exportAuthority>): 
     services: shell.services,
     reconciles: shell.reconciles,
     writes: shell.writes,
+    repairs: shell.repairs,
     lastSuccessAt: shell.lastSuccessAt,
     lastError: shell.lastError,
     rejections: shell.rejections,

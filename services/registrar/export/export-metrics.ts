@@ -3,6 +3,7 @@
  * names `aether.config.export.*`), registered in the registrar's registry.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
+import { REPAIR_KINDS, type RepairKind } from "./own-key-change.js";
 
 /** What the export controller reports as it works. */
 export interface ExportMetrics {
@@ -12,6 +13,8 @@ export interface ExportMetrics {
   setServices(count: number): void;
   /** Counts one store write of the given kind. */
   countWrite(op: "put" | "delete"): void;
+  /** Counts one write that repaired an own key another writer had changed, by what it undid. */
+  countRepair(kind: RepairKind): void;
   /** Counts one failed reconcile (store down, fenced write, unexpected error). */
   countError(): void;
   /** Counts one newly seen route rejection, by the projector's reason. */
@@ -26,6 +29,7 @@ export function createNoopExportMetrics(): ExportMetrics {
     setLeader() {},
     setServices() {},
     countWrite() {},
+    countRepair() {},
     countError() {},
     countRejection() {},
     setLastSuccess() {},
@@ -35,7 +39,9 @@ export function createNoopExportMetrics(): ExportMetrics {
 /**
  * Registers the export metrics in `registry` and returns the handle that
  * updates them: `aether_config_export_services`,
- * `aether_config_export_writes_total{op}`, `aether_config_export_errors_total`,
+ * `aether_config_export_writes_total{op}`,
+ * `aether_config_export_repairs_total{kind}` (each kind pre-registered at 0),
+ * `aether_config_export_errors_total`,
  * `aether_config_export_rejections_total{reason}`,
  * `aether_config_export_leader` and
  * `aether_config_export_last_success_timestamp_seconds`.
@@ -53,6 +59,13 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     registers: [registry],
   });
   for (const op of ["put", "delete"]) writes.inc({ op }, 0);
+  const repairs = new Counter({
+    name: "aether_config_export_repairs_total",
+    help: "Export writes that repaired an own key another writer had changed, by what they undid: put (foreign content of an exported service), delete (an exported service deleted), foreign_put (a service not exported).",
+    labelNames: ["kind"],
+    registers: [registry],
+  });
+  for (const kind of REPAIR_KINDS) repairs.inc({ kind }, 0);
   const errors = new Counter({
     name: "aether_config_export_errors_total",
     help: "Failed export reconciles (store unavailable, fenced write, unexpected error).",
@@ -79,6 +92,7 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     setLeader: (value) => leader.set(value ? 1 : 0),
     setServices: (count) => services.set(count),
     countWrite: (op) => writes.inc({ op }),
+    countRepair: (kind) => repairs.inc({ kind }),
     countError: () => errors.inc(),
     countRejection: (reason) => rejections.inc({ reason }),
     setLastSuccess: (seconds) => lastSuccess.set(seconds),

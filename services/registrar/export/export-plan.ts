@@ -6,7 +6,7 @@
  *
  * - The view: each stored service's content digest and version, as listed
  *   once per term (see {@link storedView}) and kept up to date by the
- *   controller's own writes.
+ *   controller's own writes and the watch of its keys (`own-key-watch.ts`).
  * - The changes: the projections whose content differs from the view, in
  *   write batches, their content encoded only as each batch is asked for
  *   (see {@link changedBatches}).
@@ -56,10 +56,18 @@ export function storedView(
 ): ExportView {
   const view: ExportView = new Map();
   for (const entry of entries) {
-    const content = unstampValue(entry.value) ?? projectionContent(entry.projection);
-    view.set(entry.service, { digest: contentDigest(content), version: entry.version });
+    view.set(entry.service, { digest: storedDigest(entry), version: entry.version });
   }
   return view;
+}
+
+/**
+ * The content digest of a stored entry, as {@link storedView} reads it: of
+ * the stored bytes without origin and version, or of the decoded
+ * projection's content when the bytes do not parse.
+ */
+export function storedDigest(entry: Pick<StoredProjection, "value" | "projection">): string {
+  return contentDigest(unstampValue(entry.value) ?? projectionContent(entry.projection));
 }
 
 /** A projection whose content differs from what the view holds. */
