@@ -28,17 +28,18 @@ export interface MassDeleteThreshold {
 export const DEFAULT_MASS_DELETE_FRACTION = 0.5;
 
 /**
- * The registrar's default minimum: an origin's catalog, and a hold that only
- * its origin's re-export or an operator releases, so small numbers apply.
+ * The default minimum, for the registrar and the agent alike: 3, so that an
+ * origin's only projection or two (1 of 1) still go at once, while a wipe of
+ * a small origin does not. Not more: a cluster that exports a handful of
+ * services is exactly the one a higher minimum would let vanish silently.
  */
-export const DEFAULT_REGISTRAR_MASS_DELETE_MIN = 10;
+export const DEFAULT_MASS_DELETE_MIN = 3;
 
-/**
- * The agent's default minimum: an agent sees a slice of the catalog (its
- * dependency set) and its holds expire by themselves, so it guards smaller
- * numbers.
- */
-export const DEFAULT_AGENT_MASS_DELETE_MIN = 3;
+/** The default threshold: more than 50% and at least 3. */
+export const DEFAULT_MASS_DELETE_THRESHOLD: MassDeleteThreshold = {
+  fraction: DEFAULT_MASS_DELETE_FRACTION,
+  minCount: DEFAULT_MASS_DELETE_MIN,
+};
 
 /** A threshold that never counts anything as a mass disappearance. */
 export const MASS_DELETE_GUARD_OFF: MassDeleteThreshold = { fraction: 1, minCount: 1 };

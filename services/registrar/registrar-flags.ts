@@ -139,7 +139,7 @@ Flags:
                             hold (keep serving, publish no DELETE, report degraded) the
                             deletes of an origin's projections when more than PERCENT of
                             them vanish in one store revision or one re-listing (default 50%)
-  --mass-delete-min N       ... and at least N of them (default 10). Held deletes are
+  --mass-delete-min N       ... and at least N of them (default 3). Held deletes are
                             released when the origin writes those projections again, or
                             by SIGUSR2 (every hold); a restart forgets them
   --log-level LEVEL         trace, debug, info, warn, error (default info)
@@ -167,7 +167,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         "page-token-ttl": { type: "string", default: "5m" },
         "max-version-skew": { type: "string", default: "5m" },
         "mass-delete-threshold": { type: "string", default: "50%" },
-        "mass-delete-min": { type: "string", default: "10" },
+        "mass-delete-min": { type: "string", default: "3" },
         "etcd-ca-file": { type: "string" },
         "etcd-cert-file": { type: "string" },
         "etcd-key-file": { type: "string" },

@@ -71,7 +71,7 @@ describe("describeThreshold", () => {
 
 describe("parseMassDeleteFlags", () => {
   const good: [string, string, string, MassDeleteThreshold][] = [
-    ["the defaults", "50%", "10", { fraction: 0.5, minCount: 10 }],
+    ["the defaults", "50%", "3", { fraction: 0.5, minCount: 3 }],
     ["a fraction of a percent", "12.5%", "3", { fraction: 0.125, minCount: 3 }],
     ["0%", "0%", "1", { fraction: 0, minCount: 1 }],
     ["100% is off", "100%", "1", { fraction: 1, minCount: 1 }],

@@ -402,9 +402,9 @@ describe("registrar --max-version-skew", () => {
 });
 
 describe("registrar --mass-delete-threshold and --mass-delete-min", () => {
-  it("default to more than 50% and at least 10, take a percentage or off, and refuse the rest", () => {
+  it("default to more than 50% and at least 3, take a percentage or off, and refuse the rest", () => {
     expect(parseRegistrarFlags(["--cluster", "hub"])).toMatchObject({
-      massDelete: { fraction: 0.5, minCount: 10 },
+      massDelete: { fraction: 0.5, minCount: 3 },
     });
     expect(
       parseRegistrarFlags([
@@ -418,7 +418,7 @@ describe("registrar --mass-delete-threshold and --mass-delete-min", () => {
     ).toMatchObject({ massDelete: { fraction: 0.25, minCount: 3 } });
     expect(
       parseRegistrarFlags(["--cluster", "hub", "--mass-delete-threshold", "off"]),
-    ).toMatchObject({ massDelete: { fraction: 1, minCount: 10 } });
+    ).toMatchObject({ massDelete: { fraction: 1, minCount: 3 } });
     expect(() =>
       parseRegistrarFlags(["--cluster", "hub", "--mass-delete-threshold", "0.5"]),
     ).toThrow(/--mass-delete-threshold "0.5" must be a percentage/);

@@ -8,8 +8,7 @@
  * is go-control-plane's versioned snapshot cache; the server only reads it.
  */
 import {
-  DEFAULT_MASS_DELETE_FRACTION,
-  DEFAULT_REGISTRAR_MASS_DELETE_MIN,
+  DEFAULT_MASS_DELETE_THRESHOLD,
   type MassDeleteThreshold,
 } from "../../common/import-loss.js";
 import type { ImportPolicy, ImportRejection } from "../../common/import-policy.js";
@@ -59,7 +58,7 @@ export interface CacheContentsOptions {
   readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
   /**
    * When one origin's deletes that arrive together are held (see
-   * `delete-holds.ts`); default more than 50% and at least 10.
+   * `delete-holds.ts`); default more than 50% and at least 3.
    */
   readonly massDelete?: MassDeleteThreshold;
   /** Where applied deletes and rollbacks are counted. */
@@ -67,12 +66,6 @@ export interface CacheContentsOptions {
   /** The clock, in milliseconds since the epoch; default `Date.now`. */
   readonly now?: () => number;
 }
-
-/** The default of {@link CacheContentsOptions.massDelete}. */
-export const DEFAULT_REGISTRAR_MASS_DELETE: MassDeleteThreshold = {
-  fraction: DEFAULT_MASS_DELETE_FRACTION,
-  minCount: DEFAULT_REGISTRAR_MASS_DELETE_MIN,
-};
 
 /** The cache's contents; see the module comment. */
 export interface CacheContents {
@@ -126,7 +119,7 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
   });
   const guard = createImportGuard({
     index,
-    threshold: options.massDelete ?? DEFAULT_REGISTRAR_MASS_DELETE,
+    threshold: options.massDelete ?? DEFAULT_MASS_DELETE_THRESHOLD,
     logger,
     now: options.now ?? Date.now,
     ...(options.importObserver === undefined ? {} : { observer: options.importObserver }),

@@ -87,7 +87,7 @@ export interface ConfigCacheOptions {
   readonly retryMaxMs?: number;
   /** Called for each projection the import policy newly rejects. */
   readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
-  /** When an origin's deletes that arrive together are held; default more than 50% and at least 10. */
+  /** When an origin's deletes that arrive together are held; default more than 50% and at least 3. */
   readonly massDelete?: MassDeleteThreshold;
   /** Where applied deletes and rollbacks are counted. */
   readonly importObserver?: ImportObserver;
