@@ -161,6 +161,19 @@ describe("imported state: a mass disappearance is held", () => {
     ).toHaveLength(1);
   });
 
+  it("a keep-alive at a revision already applied confirms the state too", () => {
+    const t = stateWith();
+    t.imported.synced(false, 5n, everything);
+    t.imported.synced(false, 9n, [put("hub", "shop/a")]);
+    t.imported.confirmed();
+    expect(t.imported.held.size).toBe(3);
+    t.tick(60_000);
+    t.imported.confirmed();
+    expect(t.imported.held.size).toBe(0);
+    expect(t.imported.state?.revision).toBe(9n);
+    expect(t.held()).toEqual(["hub/shop/a@1"]);
+  });
+
   it("a later complete state after the hold ran out drops them too; one before it keeps them", () => {
     const t = stateWith();
     t.imported.synced(false, 5n, everything);

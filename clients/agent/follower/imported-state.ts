@@ -97,8 +97,13 @@ export interface ImportedState {
   synced(resumed: boolean, revision: bigint, changes: readonly ReceivedChange[]): void;
   /** A streamed change at `revision`: a new state when it changes the candidates. */
   change(revision: bigint, change: ReceivedChange): void;
-  /** Advances the resume point to `revision`. */
+  /** Advances the resume point to `revision` (a keep-alive); holds that ran out are dropped. */
   advance(revision: bigint): void;
+  /**
+   * The registrar confirmed the state is still current (a keep-alive on a
+   * live stream at a revision already applied): holds that ran out are dropped.
+   */
+  confirmed(): void;
   /** A complete listing at `revision`: its changes replace the state. */
   listed(revision: bigint, changes: readonly ReceivedChange[]): void;
 }
@@ -186,6 +191,14 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
     return { next, expired };
   };
 
+  /** Commits the state without the holds that ran out, if any, at the resume point. */
+  const dropExpiredNow = () => {
+    const dropped = state === undefined ? undefined : dropExpired(state.candidates);
+    if (dropped !== undefined) {
+      commit(dropped.next, resumePoint, "expiry", { ...NO_NEWS, expired: dropped.expired });
+    }
+  };
+
   return {
     get state() {
       return state;
@@ -232,11 +245,9 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
     },
     advance(revision) {
       resumePoint = revision;
-      const dropped = state === undefined ? undefined : dropExpired(state.candidates);
-      if (dropped !== undefined) {
-        commit(dropped.next, revision, "expiry", { ...NO_NEWS, expired: dropped.expired });
-      }
+      dropExpiredNow();
     },
+    confirmed: () => dropExpiredNow(),
     listed(revision, changes) {
       const built = candidates.snapshot(state?.candidates, changes);
       report(built.rejections);
