@@ -25,6 +25,11 @@
  *   import policy). A rejected one is reported (once per origin, service,
  *   version and reason) and never applied: it neither replaces nor removes
  *   the projection held for its origin and service.
+ * - **No silent loss**: every delete and rollback a new state applies is
+ *   logged and reported (`onLoss`); a complete state that lacks too many of
+ *   the held projections at once keeps them, held (`vanish-guard.ts`), until
+ *   the registrar has them again, deletes them explicitly, or still lacks
+ *   them after the hold (a keep-alive on a live stream confirms that).
  * - **Dependency set changes** re-subscribe with a fresh snapshot; the old
  *   state is kept (and served) until the new one is complete. An empty set
  *   watches and polls nothing.
