@@ -5,12 +5,14 @@
  * flags are.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import type { MassDeleteThreshold } from "../../services/common/import-loss.js";
 import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
 import {
   parseDurationFlag,
   parseListenFlag,
   parseLogLevelFlag,
 } from "../../services/process/flag-values.js";
+import { parseMassDeleteFlags } from "../../services/process/mass-delete-flags.js";
 import { UsageError } from "../../services/process/usage-error.js";
 
 /** Where the agent reads its local (class-2) Gateway API objects from. */
@@ -68,6 +70,13 @@ export interface AgentConfig {
   readonly backoffMaxMs: number;
   /** How far ahead of this node's clock an imported version may be, in milliseconds. */
   readonly maxVersionSkewMs: number;
+  /**
+   * `--mass-delete-threshold` and `--mass-delete-min`: when imported
+   * projections missing from a complete state are held instead of dropped.
+   */
+  readonly massDelete: MassDeleteThreshold;
+  /** `--mass-delete-hold`: how long such a hold lasts, in milliseconds. */
+  readonly massDeleteHoldMs: number;
   /** The log level. */
   readonly logLevel: string;
 }
@@ -106,6 +115,14 @@ Flags:
   --backoff-max DURATION    longest reconnect delay (default 5s)
   --max-version-skew DURATION   reject projections whose version is further ahead of this
                             node's clock (version_out_of_range; default 5m)
+  --mass-delete-threshold PERCENT|off
+                            keep (hold) imported projections a complete state from the
+                            registrar lacks when more than PERCENT of one origin's, or of
+                            all, vanish at once, or all of them (default 50%); /readyz says
+                            degraded meanwhile
+  --mass-delete-min N       ... and at least N of them (default 3)
+  --mass-delete-hold DURATION   drop held projections the registrar still lacks after this
+                            (default 10m)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 
@@ -132,6 +149,9 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   "backoff-initial": { type: "string", default: "200ms" },
   "backoff-max": { type: "string", default: "5s" },
   "max-version-skew": { type: "string", default: "5m" },
+  "mass-delete-threshold": { type: "string", default: "50%" },
+  "mass-delete-min": { type: "string", default: "3" },
+  "mass-delete-hold": { type: "string", default: "10m" },
   "log-level": { type: "string", default: "info" },
   help: { type: "boolean", short: "h" },
 };
@@ -267,6 +287,15 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
       "max-version-skew",
       values["max-version-skew"] as string,
       1_000,
+    ),
+    massDelete: parseMassDeleteFlags(
+      values["mass-delete-threshold"] as string,
+      values["mass-delete-min"] as string,
+    ),
+    massDeleteHoldMs: parseDurationFlag(
+      "mass-delete-hold",
+      values["mass-delete-hold"] as string,
+      1,
     ),
     logLevel,
   };

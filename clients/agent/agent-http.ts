@@ -21,6 +21,11 @@ export interface AgentReadiness {
   readonly ready: boolean;
   /** Why it is not ready. */
   readonly reason?: string;
+  /**
+   * Ready, but serving something it would rather not (held projections):
+   * shown in the `/readyz` body after `ready`; the status stays 200.
+   */
+  readonly degraded?: string;
 }
 
 /** Options of {@link createAgentHttpServer}. */
@@ -112,8 +117,11 @@ export function createAgentHttpServer(options: AgentHttpServerOptions): AgentHtt
         return;
       case "/readyz": {
         const readiness = options.readiness();
-        if (readiness.ready) send(response, 200, TEXT, "ready\n");
-        else send(response, 503, TEXT, `${readiness.reason ?? "not ready"}\n`);
+        if (readiness.ready) {
+          const body =
+            readiness.degraded === undefined ? "ready" : `ready, degraded: ${readiness.degraded}`;
+          send(response, 200, TEXT, `${body}\n`);
+        } else send(response, 503, TEXT, `${readiness.reason ?? "not ready"}\n`);
         return;
       }
       case "/metrics": {

@@ -50,6 +50,8 @@ export interface AgentMetricsView {
   ready(): boolean;
   /** The follower's mode. */
   mode(): FollowMode;
+  /** The imported projections held although the registrar's state lacks them, by origin. */
+  heldDeletes(): ReadonlyMap<string, number>;
   /** The current time in milliseconds since the epoch. */
   now(): number;
 }
@@ -76,6 +78,10 @@ export interface AgentMetrics {
   countCacheError(reason: CacheErrorReason): void;
   /** Counts a route table written to `--out`, or a failed write. */
   countOutputWrite(result: "ok" | "error"): void;
+  /** Counts `count` applied deletes of `origin`'s imported projections. */
+  countDeletes(origin: string, count: number): void;
+  /** Counts `count` applied rollbacks (an older version over a newer one) of `origin`'s projections. */
+  countRollbacks(origin: string, count: number): void;
 }
 
 /** Options of {@link createAgentMetrics}. */
@@ -179,6 +185,16 @@ function registerStateGauges(registry: Registry, view: AgentMetricsOptions["view
     },
   });
   new Gauge({
+    name: "aether_config_import_held_deletes",
+    help: "Imported projections kept although the registrar's state lacks them (too many vanished at once), by origin.",
+    labelNames: ["origin"],
+    registers,
+    collect() {
+      this.reset();
+      for (const [origin, count] of view.heldDeletes()) this.set({ origin }, count);
+    },
+  });
+  new Gauge({
     name: "aether_config_agent_local_rejections",
     help: "Local routes the projector currently rejects.",
     registers,
@@ -220,6 +236,18 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     "reason",
     AGENT_REJECTION_REASONS,
   );
+  const deletes = new Counter({
+    name: "aether_config_import_deletes_total",
+    help: "Deletes of imported projections the agent applied (not services that left the dependency set), by origin.",
+    labelNames: ["origin"],
+    registers,
+  });
+  const rollbacks = new Counter({
+    name: "aether_config_import_rollbacks_total",
+    help: "Imported projections replaced by an older version of themselves (applied, and logged), by origin.",
+    labelNames: ["origin"],
+    registers,
+  });
   const lag = new Histogram({
     name: "aether_config_propagation_lag_seconds",
     help: "From a projection's export stamp (version) to the agent applying it, for changes received after the first state.",
@@ -273,5 +301,7 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     countPoll: (result) => polls.inc({ result }),
     countCacheError: (reason) => cacheErrors.inc({ reason }),
     countOutputWrite: (result) => outputWrites.inc({ result }),
+    countDeletes: (origin, count) => deletes.inc({ origin }, count),
+    countRollbacks: (origin, count) => rollbacks.inc({ origin }, count),
   };
 }

@@ -25,6 +25,10 @@
 import { readFile } from "node:fs/promises";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import {
+  DEFAULT_MASS_DELETE_THRESHOLD,
+  type MassDeleteThreshold,
+} from "../../services/common/import-loss.js";
+import {
   createImportPolicy,
   type ImportCandidate,
   type ImportPolicy,
@@ -52,9 +56,12 @@ import {
   type ConfigFollower,
   createConfigFollower,
   createReconnectBackoff,
+  DEFAULT_MASS_DELETE_HOLD_MS,
   type FollowerClient,
   type FollowerState,
   type FollowerUpdate,
+  type HeldCandidate,
+  type LossReport,
 } from "./follower/config-follower.js";
 import { createLastKnownCache } from "./last-known-cache.js";
 import { createLocalRoutes, type LocalRoutes } from "./local-routes.js";
@@ -112,6 +119,14 @@ export interface AgentOptions {
   readonly client?: FollowerClient;
   /** The clock, in milliseconds since the epoch; default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * When imported projections missing from a complete state are held
+   * instead of dropped (`--mass-delete-threshold`, `--mass-delete-min`);
+   * default more than 50% and at least 3.
+   */
+  readonly massDelete?: MassDeleteThreshold;
+  /** How long such a hold lasts (`--mass-delete-hold`), in milliseconds; default 10 minutes. */
+  readonly massDeleteHoldMs?: number;
 }
 
 /** A running agent. */
@@ -287,8 +302,14 @@ function createFollower(
     }),
     initial: wiring.initial,
     logger,
+    guard: {
+      threshold: options.massDelete ?? DEFAULT_MASS_DELETE_THRESHOLD,
+      holdMs: options.massDeleteHoldMs ?? DEFAULT_MASS_DELETE_HOLD_MS,
+    },
+    ...(options.now === undefined ? {} : { now: options.now }),
     observer: {
       onUpdate: wiring.onUpdate,
+      onLoss: (report) => countLoss(report, metrics),
       onRejection: (rejection) => metrics.countRejection(rejection.reason),
       onStreamEvent: (type) => metrics.countStreamEvent(type),
       onReconnect: () => metrics.countReconnect(),
@@ -317,6 +338,44 @@ function observePropagationLag(
   }
 }
 
+/** Counts a loss report's applied deletes and rollbacks, by origin. */
+function countLoss(report: LossReport, metrics: AgentMetrics): void {
+  const byOrigin = (origins: readonly string[]) => {
+    const counts = new Map<string, number>();
+    for (const origin of origins) counts.set(origin, (counts.get(origin) ?? 0) + 1);
+    return counts;
+  };
+  for (const [origin, count] of byOrigin(report.deleted.map((c) => c.origin))) {
+    metrics.countDeletes(origin, count);
+  }
+  for (const [origin, count] of byOrigin(report.rolledBack.map((r) => r.next.origin))) {
+    metrics.countRollbacks(origin, count);
+  }
+}
+
+/** The held candidates, counted by origin (the held-deletes gauge). */
+function heldByOrigin(held: ReadonlyMap<string, HeldCandidate> | undefined): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { candidate } of held?.values() ?? []) {
+    counts.set(candidate.origin, (counts.get(candidate.origin) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * The degraded reason `/readyz` reports while candidates are held (undefined
+ * when none are): how many, since when, why, and when they are dropped.
+ */
+export function describeHeldCandidates(
+  held: ReadonlyMap<string, HeldCandidate> | undefined,
+  holdMs: number,
+): string | undefined {
+  if (held === undefined || held.size === 0) return undefined;
+  const holds = [...held.values()];
+  const since = Math.min(...holds.map((h) => h.since));
+  return `${held.size} imported projections held since ${new Date(since).toISOString()} (${holds[0]?.reason}); still in the route table until the registrar has them again or, ${Math.round(holdMs / 1000)}s after the hold started, still lacks them`;
+}
+
 /**
  * Serves `/healthz`, `/readyz` and `/metrics` on `listen`, and `/routes`
  * there too, or alone on `routesListen` when given.
@@ -324,7 +383,12 @@ function observePropagationLag(
 async function serveHttp(
   listen: AgentListenTarget | undefined,
   routesListen: AgentListenTarget | undefined,
-  context: { publisher: TablePublisher; metrics: AgentMetrics; logger: Logger },
+  context: {
+    publisher: TablePublisher;
+    metrics: AgentMetrics;
+    logger: Logger;
+    degraded: () => string | undefined;
+  },
 ): Promise<{ servers: AgentHttpServer[]; address?: AgentHttpAddress; routes?: AgentHttpAddress }> {
   const servers: AgentHttpServer[] = [];
   let address: AgentHttpAddress | undefined;
@@ -350,16 +414,24 @@ async function serveHttp(
 /** One of the agent's HTTP endpoints (see `agent-http.ts`). */
 function endpoint(
   serves: "all" | "routes" | "admin",
-  context: { publisher: TablePublisher; metrics: AgentMetrics; logger: Logger },
+  context: {
+    publisher: TablePublisher;
+    metrics: AgentMetrics;
+    logger: Logger;
+    degraded: () => string | undefined;
+  },
 ): AgentHttpServer {
   const { publisher } = context;
   return createAgentHttpServer({
     serves,
     routes: () => publisher.json(),
-    readiness: () =>
-      publisher.ready
-        ? { ready: true }
-        : { ready: false, reason: "no cache and no complete state from the registrar yet" },
+    readiness: () => {
+      if (!publisher.ready) {
+        return { ready: false, reason: "no cache and no complete state from the registrar yet" };
+      }
+      const degraded = context.degraded();
+      return degraded === undefined ? { ready: true } : { ready: true, degraded };
+    },
     metricsRegistry: context.metrics.registry,
     logger: context.logger,
   });
@@ -406,6 +478,7 @@ export function createAgent(options: AgentOptions): Agent {
       revision: () => follower?.state?.revision ?? 0n,
       ready: () => publisher.ready,
       mode: () => follower?.mode ?? options.mode ?? "watch",
+      heldDeletes: () => heldByOrigin(follower?.held),
       now,
     },
   });
@@ -491,10 +564,13 @@ export function createAgent(options: AgentOptions): Agent {
       void localRoutes.start().then(() => publisher.publish());
     }
     created.start();
+    const holdMs = options.massDeleteHoldMs ?? DEFAULT_MASS_DELETE_HOLD_MS;
+    const degraded = () => describeHeldCandidates(follower?.held, holdMs);
     const served = await serveHttp(options.listen, options.routesListen, {
       publisher,
       metrics,
       logger,
+      degraded,
     });
     ({ servers, address, routes: routesAddress } = served);
     const { registrar, controlCluster, mode } = options;

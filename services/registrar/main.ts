@@ -1,6 +1,10 @@
 /**
  * `aether-registrar`: parses flags, starts the registrar, and drains on
- * SIGTERM or SIGINT (open watch streams end cleanly, then exit 0).
+ * SIGTERM or SIGINT (open watch streams end cleanly, then exit 0). SIGUSR2
+ * is the operator's release of every held delete (see
+ * `Registrar.releaseHolds`): no network surface, only whoever may signal the
+ * process (in a distroless pod: `kubectl exec POD -- /nodejs/bin/node -e
+ * 'process.kill(1, "SIGUSR2")'`).
  */
 import { installCrashHandlers, parseCommandLine, runMain } from "../process/command-line.js";
 import { createLogger } from "../runtime/logger.js";
@@ -31,6 +35,8 @@ async function main(argv: readonly string[]): Promise<number> {
     await registrar.stop();
     return 1;
   }
+  const releaseHolds = () => registrar.releaseHolds();
+  process.on("SIGUSR2", releaseHolds);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       logger.info({ signal }, "draining");
@@ -39,6 +45,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
+  process.off("SIGUSR2", releaseHolds);
   await registrar.stop();
   return 0;
 }

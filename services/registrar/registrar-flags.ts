@@ -5,8 +5,10 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import type { MassDeleteThreshold } from "../common/import-loss.js";
 import { checkClusterName } from "../common/service-name.js";
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
+import { parseMassDeleteFlags } from "../process/mass-delete-flags.js";
 import { UsageError } from "../process/usage-error.js";
 import { MIN_PAGE_TOKEN_KEY_BYTES } from "./service/page-token.js";
 import { DEFAULT_READ_LIMITS } from "./service/read-admission.js";
@@ -79,6 +81,12 @@ export interface RegistrarConfig {
    * a slot; beyond it a request is refused at once with UNAVAILABLE and retry advice.
    */
   readonly listReadQueue: number;
+  /**
+   * `--mass-delete-threshold` and `--mass-delete-min`: when the deletes of
+   * one origin's projections in one store revision (or one re-listing) are
+   * held instead of applied.
+   */
+  readonly massDelete: MassDeleteThreshold;
 }
 
 /** The export source a registrar reads: a directory of manifests, or the Kubernetes API. */
@@ -144,6 +152,13 @@ Flags:
   --list-read-queue N       most such reads waiting for a slot, each for at most
                             --store-timeout (default ${DEFAULT_READ_LIMITS.queue}); beyond it a call gets
                             Unavailable with retry advice (Retry-After) at once
+  --mass-delete-threshold PERCENT|off
+                            hold (keep serving, publish no DELETE, report degraded) the
+                            deletes of an origin's projections when more than PERCENT of
+                            them vanish in one store revision or one re-listing (default 50%)
+  --mass-delete-min N       ... and at least N of them (default 3). Held deletes are
+                            released when the origin writes those projections again, or
+                            by SIGUSR2 (every hold); a restart forgets them
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 `;
@@ -168,6 +183,8 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         "page-token-key-file": { type: "string" },
         "page-token-ttl": { type: "string", default: "5m" },
         "max-version-skew": { type: "string", default: "5m" },
+        "mass-delete-threshold": { type: "string", default: "50%" },
+        "mass-delete-min": { type: "string", default: "3" },
         "etcd-ca-file": { type: "string" },
         "etcd-cert-file": { type: "string" },
         "etcd-key-file": { type: "string" },
@@ -284,6 +301,10 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     maxVersionSkewMs,
     listReadConcurrency,
     listReadQueue,
+    massDelete: parseMassDeleteFlags(
+      values["mass-delete-threshold"] as string,
+      values["mass-delete-min"] as string,
+    ),
   };
 }
 

@@ -22,6 +22,7 @@ import { createDirSource } from "../sources/dir-source.js";
 import { createKubernetesSource } from "../sources/kubernetes-source.js";
 import type { ObjectSource } from "../sources/object-source.js";
 import { type ConfigCache, createConfigCache } from "./cache/config-cache.js";
+import { describeHolds } from "./cache/delete-holds.js";
 import { createEtcdLeaderElection, exportElectionName } from "./export/etcd-leader-election.js";
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
@@ -78,6 +79,13 @@ export interface Registrar {
    * within the drain timeout, then the cache and the store are closed.
    */
   stop(): Promise<void>;
+  /**
+   * The operator's release of held deletes (mass disappearances the cache
+   * holds; see `cache/delete-holds.ts`): the held deletes of `origin` (every
+   * origin when undefined) are applied and published now. Returns how many
+   * deletes were applied. `main.ts` calls it on SIGUSR2.
+   */
+  releaseHolds(origin?: string): number;
 }
 
 /**
@@ -228,6 +236,11 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     policy,
     logger: logger.child({ part: "cache" }),
     onRejection: (rejection) => metrics?.countRejection(rejection.reason),
+    massDelete: config.massDelete,
+    importObserver: {
+      onDeletes: (origin, count) => metrics?.countDeletes(origin, count),
+      onRollbacks: (origin, count) => metrics?.countRollbacks(origin, count),
+    },
   });
   metrics = createRegistrarMetrics({
     store,
@@ -250,7 +263,10 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     logger: logger.child({ part: "http" }),
     metricsRegistry: metrics.registry,
     readiness: () => {
-      if (cache.state === "synced") return { ready: true };
+      if (cache.state === "synced") {
+        const degraded = describeHolds(cache.holds());
+        return degraded === undefined ? { ready: true } : { ready: true, degraded };
+      }
       if (cache.state === "starting")
         return { ready: false, reason: "not synced with the store yet" };
       return {
@@ -312,6 +328,11 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       );
       exporter?.start();
       return address;
+    },
+    releaseHolds(origin) {
+      const released = cache.releaseHolds(origin);
+      logger.warn({ origin: origin ?? null, released }, "held deletes released by the operator");
+      return released;
     },
     stop() {
       stopping ??= (async () => {

@@ -134,7 +134,13 @@ describe("agent against real registrars", () => {
       expect(entry.projection).toEqual(toJson(ServiceConfigProjectionSchema, projection as never));
       expect(entry.version).toBe(projection?.version);
     }
-    expect(await readFile(out, "utf8")).toBe((await agent.get("/routes")).body);
+    // --out is written after the table is served: wait for the write, then compare.
+    const served = (await agent.get("/routes")).body;
+    await waitFor(
+      async () => (await readFile(out, "utf8").catch(() => "")) === served,
+      5_000,
+      "--out to hold the served table",
+    );
     expect(await agent.metric('aether_config_agent_mode{mode="watch"}')).toBe(1);
 
     const before = {

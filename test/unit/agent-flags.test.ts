@@ -23,6 +23,8 @@ describe("agent flags", () => {
       backoffInitialMs: 200,
       backoffMaxMs: 5_000,
       maxVersionSkewMs: 300_000,
+      massDelete: { fraction: 0.5, minCount: 3 },
+      massDeleteHoldMs: 600_000,
       logLevel: "info",
     });
   });
@@ -47,6 +49,9 @@ describe("agent flags", () => {
         "--backoff-initial=50ms",
         "--backoff-max=5s",
         "--max-version-skew=30s",
+        "--mass-delete-threshold=80%",
+        "--mass-delete-min=5",
+        "--mass-delete-hold=90s",
         "--log-level=debug",
       ]),
     ).toEqual({
@@ -66,6 +71,8 @@ describe("agent flags", () => {
       backoffInitialMs: 50,
       backoffMaxMs: 5000,
       maxVersionSkewMs: 30_000,
+      massDelete: { fraction: 0.8, minCount: 5 },
+      massDeleteHoldMs: 90_000,
       logLevel: "debug",
     });
   });
@@ -117,6 +124,9 @@ describe("agent flags", () => {
     [[...base, "--keepalive-timeout", "10ms"], /--keepalive-timeout must be at least 100ms/],
     [[...base, "--backoff-initial", "2s", "--backoff-max", "1s"], /--backoff-max must be at least/],
     [[...base, "--log-level", "loud"], /--log-level "loud" must be/],
+    [[...base, "--mass-delete-threshold", "half"], /--mass-delete-threshold "half" must be/],
+    [[...base, "--mass-delete-min", "0"], /--mass-delete-min "0" must be a whole number/],
+    [[...base, "--mass-delete-hold", "soon"], /--mass-delete-hold: "soon" is not a duration/],
     [[...base, "--bogus"], /Unknown option '--bogus'/],
     [[...base, "extra"], /Unexpected argument 'extra'/],
   ];

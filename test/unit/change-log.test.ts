@@ -182,6 +182,27 @@ describe("change log: restart", () => {
   }
 });
 
+describe("change log: seal", () => {
+  it("makes every resume at or before the sealed revision a snapshot, and replays after it", () => {
+    const log = logOf(100, 2, [[3], [4, 4], [5]]);
+    log.seal(5);
+    expect(log.replayFrom).toBe(6);
+    expect(log.size).toBe(0);
+    for (const resume of [2, 4, 5]) expect(log.canReplay(resume, 5)).toBe(false);
+    log.remember(records(6, 7));
+    expect(log.canReplay(5, 7)).toBe(false);
+    expect(log.canReplay(6, 7)).toBe(true);
+    expect(replayed(log, 6)).toEqual([7]);
+  });
+
+  it("never moves replayFrom back", () => {
+    const log = logOf(100, 10, [[11]]);
+    log.seal(4);
+    expect(log.replayFrom).toBe(10);
+    expect(log.size).toBe(1);
+  });
+});
+
 describe("change log: events a reader sees", () => {
   const mixed = [
     recordOf(1, "ns/a"),

@@ -464,3 +464,37 @@ describe("projection index: stats, entries, upsertRecord", () => {
     expect(held(index).winners).toEqual(["ns/a<-east"]);
   });
 });
+
+describe("projection index: get, originSize, and a resync's sweep filter", () => {
+  it("counts each origin's entries through puts, replacements and deletes", () => {
+    const { index } = indexOf();
+    index.apply(putOf(hubA1));
+    index.apply(putOf(cachedEntry("hub", "ns/b", versionAt(1), 4)));
+    index.apply(putOf(cachedEntry("hub", "ns/b", versionAt(2), 5))); // a replacement
+    index.apply(putOf(eastA2));
+    index.apply(deleteOf("west", "ns/a", 6)); // not there
+    expect([index.originSize("hub"), index.originSize("east"), index.originSize("west")]).toEqual([
+      2, 1, 0,
+    ]);
+    expect(index.get("hub", "ns/b")?.modRevision).toBe(5);
+    expect(index.get("west", "ns/a")).toBeUndefined();
+    index.apply(deleteOf("hub", "ns/a", 7));
+    index.apply(deleteOf("hub", "ns/b", 8));
+    expect(index.originSize("hub")).toBe(0);
+  });
+
+  it("a resync deletes only the stale entries its sweep returns; the rest stay as they are", () => {
+    const { index } = indexOf();
+    const hubB = cachedEntry("hub", "ns/b", versionAt(1), 4);
+    for (const entry of [hubA1, eastA2, hubB]) index.apply(putOf(entry));
+    const offered: string[] = [];
+    const records = index.resync([eastA2], 10, (stale) => {
+      offered.push(...stale.map((e) => `${e.origin}/${e.service}`));
+      return stale.filter((e) => e.service === "ns/b");
+    });
+    expect(offered.sort()).toEqual(["hub/ns/a", "hub/ns/b"]);
+    expect(records.map((r) => eventText(r.raw))).toEqual(["delete:hub/ns/b@10"]);
+    expect(index.get("hub", "ns/a")).toBe(hubA1);
+    expect(index.originSize("hub")).toBe(1);
+  });
+});

@@ -435,3 +435,30 @@ describe("registrar --list-read-concurrency and --list-read-queue", () => {
     expect(REGISTRAR_USAGE).toMatch(/--list-read-queue N/);
   });
 });
+
+describe("registrar --mass-delete-threshold and --mass-delete-min", () => {
+  it("default to more than 50% and at least 3, take a percentage or off, and refuse the rest", () => {
+    expect(parseRegistrarFlags(["--cluster", "hub"])).toMatchObject({
+      massDelete: { fraction: 0.5, minCount: 3 },
+    });
+    expect(
+      parseRegistrarFlags([
+        "--cluster",
+        "hub",
+        "--mass-delete-threshold",
+        "25%",
+        "--mass-delete-min",
+        "3",
+      ]),
+    ).toMatchObject({ massDelete: { fraction: 0.25, minCount: 3 } });
+    expect(
+      parseRegistrarFlags(["--cluster", "hub", "--mass-delete-threshold", "off"]),
+    ).toMatchObject({ massDelete: { fraction: 1, minCount: 3 } });
+    expect(() =>
+      parseRegistrarFlags(["--cluster", "hub", "--mass-delete-threshold", "0.5"]),
+    ).toThrow(/--mass-delete-threshold "0.5" must be a percentage/);
+    expect(() => parseRegistrarFlags(["--cluster", "hub", "--mass-delete-min", "0"])).toThrow(
+      /--mass-delete-min "0" must be a whole number/,
+    );
+  });
+});

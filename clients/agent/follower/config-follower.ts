@@ -25,6 +25,11 @@
  *   import policy). A rejected one is reported (once per origin, service,
  *   version and reason) and never applied: it neither replaces nor removes
  *   the projection held for its origin and service.
+ * - **No silent loss**: every delete and rollback a new state applies is
+ *   logged and reported (`onLoss`); a complete state that lacks too many of
+ *   the held projections at once keeps them, held (`vanish-guard.ts`), until
+ *   the registrar has them again, deletes them explicitly, or still lacks
+ *   them after the hold (a keep-alive on a live stream confirms that).
  * - **Dependency set changes** re-subscribe with a fresh snapshot; the old
  *   state is kept (and served) until the new one is complete. An empty set
  *   watches and polls nothing.
@@ -54,11 +59,16 @@ import {
   transition,
 } from "./follow-mode.js";
 import { createImportedState, type FollowerState, type FollowerUpdate } from "./imported-state.js";
+import type { LossReport } from "./loss-report.js";
 import type { ReceivedRejection } from "./received-projection.js";
+import type { HeldCandidate, VanishGuardOptions } from "./vanish-guard.js";
 import { createWatchLoop } from "./watch-loop.js";
 
 export type { FollowerState, FollowerUpdate } from "./imported-state.js";
+export { DEFAULT_MASS_DELETE_HOLD_MS } from "./imported-state.js";
+export type { LossReport } from "./loss-report.js";
 export { ProtocolError } from "./protocol-error.js";
+export type { HeldCandidate, VanishGuardOptions } from "./vanish-guard.js";
 
 /** The part of the generated ConfigService client the follower uses. */
 export type FollowerClient = Pick<Client<typeof ConfigService>, "watchConfig" | "listAllConfig">;
@@ -69,6 +79,8 @@ export interface FollowerObserver {
   onUpdate?(update: FollowerUpdate): void;
   /** A received projection was refused (reported once per origin, service, version and reason). */
   onRejection?(rejection: ReceivedRejection): void;
+  /** A new state deleted, rolled back, held or released imported projections. */
+  onLoss?(report: LossReport): void;
   /** A WatchConfig event was received. */
   onStreamEvent?(type: StreamEventType): void;
   /** A stream ended or failed and will be re-established. */
@@ -115,6 +127,13 @@ export interface ConfigFollowerOptions {
   readonly logger?: Logger;
   /** Uniform numbers in [0, 1) for the poll jitter; default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * The guard against a mass disappearance in a complete state (see
+   * `vanish-guard.ts`); default more than 50% and at least 3, held 10 minutes.
+   */
+  readonly guard?: VanishGuardOptions;
+  /** The clock of the guard's holds, in milliseconds since the epoch; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** A running follower. */
@@ -125,6 +144,8 @@ export interface ConfigFollower {
   readonly mode: FollowMode;
   /** The dependency set being followed, sorted. */
   readonly services: readonly string[];
+  /** The candidates kept although the registrar's state lacks them (see `vanish-guard.ts`). */
+  readonly held: ReadonlyMap<string, HeldCandidate>;
   /** Starts following. Idempotent. */
   start(): void;
   /**
@@ -183,6 +204,9 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
     logger,
     onUpdate: (update) => observer.onUpdate?.(update),
     onRejection: (rejection) => observer.onRejection?.(rejection),
+    onLoss: (report) => observer.onLoss?.(report),
+    ...(options.guard === undefined ? {} : { guard: options.guard }),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   const poller = createConfigPoller({
     client: options.client,
@@ -262,6 +286,9 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
     },
     get services() {
       return imported.services;
+    },
+    get held() {
+      return imported.held;
     },
     start() {
       if (running !== undefined || stopped) return;

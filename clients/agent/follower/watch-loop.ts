@@ -97,6 +97,9 @@ export function createWatchLoop(options: WatchLoopOptions): WatchLoop {
       onEvent: (event) => {
         options.onStreamEvent?.(EVENT_LABELS[event.type] ?? "unknown");
         const next = step(session, event, imported.resumePoint);
+        const quiet = event.type === WatchEventType.KEEPALIVE && next.effects.length === 0;
+        // A keep-alive on a live stream confirms the state: held projections may run out.
+        if (quiet && next.session.phase === "live") imported.confirmed();
         for (const effect of next.effects) {
           if (effect.type === "synced") {
             imported.synced(effect.resumed, effect.revision, effect.changes);

@@ -7,12 +7,18 @@
  * and every subscriber gets its share, in that order, before it returns. This
  * is go-control-plane's versioned snapshot cache; the server only reads it.
  */
+import {
+  DEFAULT_MASS_DELETE_THRESHOLD,
+  type MassDeleteThreshold,
+} from "../../common/import-loss.js";
 import type { ImportPolicy, ImportRejection } from "../../common/import-policy.js";
 import type { Logger } from "../../runtime/logger.js";
 import type { StoredProjection, StoreEvent } from "../store/config-store.js";
 import { createSubscribers, type SubscriberOptions } from "./cache-subscribers.js";
 import { type CachedProjection, toCachedProjection } from "./cached-projection.js";
 import { createChangeLog, eventsFor } from "./change-log.js";
+import type { DeleteHold } from "./delete-holds.js";
+import { createImportGuard, type ImportObserver } from "./import-guard.js";
 import {
   type CacheEvent,
   type CacheView,
@@ -50,6 +56,15 @@ export interface CacheContentsOptions {
   readonly logger: Logger;
   /** Called for each projection the import policy newly rejects. */
   readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
+  /**
+   * When one origin's deletes that arrive together are held (see
+   * `delete-holds.ts`); default more than 50% and at least 3.
+   */
+  readonly massDelete?: MassDeleteThreshold;
+  /** Where applied deletes and rollbacks are counted. */
+  readonly importObserver?: ImportObserver;
+  /** The clock, in milliseconds since the epoch; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** The cache's contents; see the module comment. */
@@ -80,6 +95,15 @@ export interface CacheContents {
   };
   /** Ends every subscription, telling each why when `error` is given. */
   closeSubscribers(error: Error | undefined): void;
+  /** The held deletes in force, by origin (see `delete-holds.ts`). */
+  holds(): DeleteHold[];
+  /**
+   * Releases the held deletes of `origin` (every origin when undefined):
+   * they are applied at the current revision and published, and no resume
+   * at or before it is replayed any more (see `ChangeLog.seal`). Returns
+   * how many deletes were applied.
+   */
+  releaseHolds(origin?: string): number;
 }
 
 /** Creates empty contents (revision 0). */
@@ -92,6 +116,13 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
       logger.warn({ origin, service, reason: rejection.reason }, rejection.message);
       options.onRejection?.(rejection);
     },
+  });
+  const guard = createImportGuard({
+    index,
+    threshold: options.massDelete ?? DEFAULT_MASS_DELETE_THRESHOLD,
+    logger,
+    now: options.now ?? Date.now,
+    ...(options.importObserver === undefined ? {} : { observer: options.importObserver }),
   });
   const log = createChangeLog({ limit: options.historyLimit });
   const subscribers = createSubscribers(logger);
@@ -112,8 +143,8 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
       return subscribers.size;
     },
     applyEvents(events) {
-      const records = events.map((event) =>
-        index.apply(
+      const records = guard.applyChanges(
+        events.map((event) =>
           event.type === "put" ? { ...event, entry: toCachedProjection(event.entry) } : event,
         ),
       );
@@ -123,7 +154,7 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
     },
     resync(listed, listRevision, first) {
       const entries = listed.map(toCachedProjection);
-      const records = index.resync(entries, listRevision);
+      const records = guard.resync(entries, listRevision);
       revision = Math.max(revision, listRevision);
       if (!first) {
         publish(records);
@@ -155,5 +186,14 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
       return { initial, unsubscribe: subscribers.add(subscriberOptions) };
     },
     closeSubscribers: (error) => subscribers.closeAll(error),
+    holds: () => guard.holds(),
+    releaseHolds(origin) {
+      const records = guard.release(origin, revision);
+      if (records.length > 0) {
+        subscribers.publish(records);
+        log.seal(revision);
+      }
+      return records.length;
+    },
   };
 }

@@ -66,6 +66,14 @@ export interface ChangeLog {
    * nothing. Meaningful only when {@link ChangeLog.canReplay} says so.
    */
   recordsToReplay(resume: number): ChangeRecord[];
+  /**
+   * Makes every resume at or before `revision` a snapshot: the log forgets
+   * what it holds and `replayFrom` moves past `revision`. For changes
+   * published at a revision subscribers may already have reached (the
+   * deletes of a released hold, at the current revision): a replay could
+   * not tell which of them a resuming subscriber saw.
+   */
+  seal(revision: number): void;
 }
 
 /** The index of the first record with a revision at or above `revision` (records are in revision order). */
@@ -130,6 +138,10 @@ export function createChangeLog(options: ChangeLogOptions): ChangeLog {
     remember,
     canReplay(resume, currentRevision) {
       return resume > 0 && resume >= replayFrom && resume <= currentRevision;
+    },
+    seal(revision) {
+      history = history.filter((record) => record.revision > revision);
+      replayFrom = Math.max(replayFrom, revision + 1);
     },
     recordsToReplay(resume) {
       let start = lowerBoundRevision(history, resume);

@@ -13,6 +13,7 @@
  * index (`projection-index.ts`), the change log (`change-log.ts`) and the
  * subscribers (`cache-subscribers.ts`).
  */
+import type { MassDeleteThreshold } from "../../common/import-loss.js";
 import type { ImportConflict, ImportPolicy, ImportRejection } from "../../common/import-policy.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { wakeableSleep } from "../../runtime/sleep.js";
@@ -23,11 +24,15 @@ import {
 } from "../store/config-store.js";
 import { createCacheContents, type InitialSync } from "./cache-contents.js";
 import type { CachedProjection } from "./cached-projection.js";
+import type { DeleteHold } from "./delete-holds.js";
+import type { ImportObserver } from "./import-guard.js";
 import type { CacheEvent, CacheView, IndexStats } from "./projection-index.js";
 import { followStore } from "./store-follow.js";
 
 export type { InitialSync } from "./cache-contents.js";
 export { type CachedProjection, decodeCachedProjection } from "./cached-projection.js";
+export type { DeleteHold } from "./delete-holds.js";
+export type { ImportObserver } from "./import-guard.js";
 export type { CacheEvent, CacheView } from "./projection-index.js";
 
 /** The state of the cache. */
@@ -82,6 +87,10 @@ export interface ConfigCacheOptions {
   readonly retryMaxMs?: number;
   /** Called for each projection the import policy newly rejects. */
   readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
+  /** When an origin's deletes that arrive together are held; default more than 50% and at least 3. */
+  readonly massDelete?: MassDeleteThreshold;
+  /** Where applied deletes and rollbacks are counted. */
+  readonly importObserver?: ImportObserver;
 }
 
 /** The registrar's cache of the shared store. */
@@ -129,6 +138,16 @@ export interface ConfigCache {
   conflicts(): ImportConflict<CachedProjection>[];
   /** Every stored projection of every origin, by service then origin. */
   entries(): CachedProjection[];
+  /**
+   * The held deletes in force, by origin: mass disappearances of an
+   * origin's projections, still served (see `delete-holds.ts`).
+   */
+  holds(): DeleteHold[];
+  /**
+   * Releases the held deletes of `origin` (every origin when undefined): they
+   * are applied and published now. Returns how many deletes were applied.
+   */
+  releaseHolds(origin?: string): number;
 }
 
 /**
@@ -157,6 +176,8 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     historyLimit: options.historyLimit ?? 10_000,
     logger,
     ...(options.onRejection === undefined ? {} : { onRejection: options.onRejection }),
+    ...(options.massDelete === undefined ? {} : { massDelete: options.massDelete }),
+    ...(options.importObserver === undefined ? {} : { importObserver: options.importObserver }),
   });
   const { index } = contents;
   let conn: Connection = { state: "starting" };
@@ -299,6 +320,8 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     rejections: () => index.rejections(),
     conflicts: () => index.conflicts(),
     entries: () => index.entries(),
+    holds: () => contents.holds(),
+    releaseHolds: (origin) => contents.releaseHolds(origin),
   };
 }
 

@@ -107,9 +107,19 @@ export interface ProjectionIndex {
    * `modRevision` differs from the one held (or that is not held), then a
    * delete at `revision` for each held entry the listing lacks. Returns the
    * records of those changes, in that order; an entry listed unchanged
-   * yields none and stays the object already held.
+   * yields none and stays the object already held. `sweep`, when given, is
+   * handed the held entries the listing lacks and returns those to delete
+   * (the rest stay held, as they are).
    */
-  resync(listing: readonly CachedProjection[], revision: number): ChangeRecord[];
+  resync(
+    listing: readonly CachedProjection[],
+    revision: number,
+    sweep?: (stale: CachedProjection[]) => readonly CachedProjection[],
+  ): ChangeRecord[];
+  /** The entry of `origin`'s `service`, if the index holds one. */
+  get(origin: string, service: string): CachedProjection | undefined;
+  /** How many entries of `origin` the index holds. */
+  originSize(origin: string): number;
   /**
    * The record of `entry` as an upsert at `revision`, as the index stands:
    * its raw upsert, and its effective upsert when `entry` (this object) is
@@ -144,6 +154,37 @@ function upsertOf(entry: CachedProjection, revision: number): CacheEvent {
   return { type: "upsert", origin: entry.origin, service: entry.service, entry, revision };
 }
 
+/**
+ * The entries of `services` (every service when undefined or empty) in
+ * `view` from an index's maps, by service then origin. A filtered snapshot
+ * goes through the per-service maps, so it costs what it returns.
+ */
+function snapshotOf(
+  maps: {
+    readonly all: ReadonlyMap<string, CachedProjection>;
+    readonly byService: ReadonlyMap<string, ReadonlyMap<string, CachedProjection>>;
+    readonly effective: ReadonlyMap<string, CachedProjection>;
+  },
+  services: ReadonlySet<string> | undefined,
+  view: CacheView,
+): CachedProjection[] {
+  const { all, byService, effective } = maps;
+  const entries: CachedProjection[] = [];
+  if (services === undefined || services.size === 0) {
+    for (const entry of view === "all" ? all.values() : effective.values()) entries.push(entry);
+  } else {
+    for (const service of services) {
+      if (view === "effective") {
+        const entry = effective.get(service);
+        if (entry !== undefined) entries.push(entry);
+      } else {
+        for (const entry of byService.get(service)?.values() ?? []) entries.push(entry);
+      }
+    }
+  }
+  return entries.sort(byServiceThenOrigin);
+}
+
 /** Creates an empty index under `options.policy`. */
 export function createProjectionIndex(options: ProjectionIndexOptions): ProjectionIndex {
   const { policy } = options;
@@ -157,6 +198,14 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
   const rejected = new Map<string, ImportRejection<CachedProjection>>();
   /** The services with more than one trusted entry. */
   const conflicted = new Set<string>();
+  /** How many entries each origin has. */
+  const perOriginCount = new Map<string, number>();
+
+  function countOrigin(origin: string, delta: number): void {
+    const count = (perOriginCount.get(origin) ?? 0) + delta;
+    if (count === 0) perOriginCount.delete(origin);
+    else perOriginCount.set(origin, count);
+  }
 
   function recordRejection(entry: CachedProjection): void {
     const key = entryKey(entry.origin, entry.service);
@@ -185,6 +234,7 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
     const key = entryKey(origin, service);
     let raw: CacheEvent;
     if (change.type === "put") {
+      if (!all.has(key)) countOrigin(origin, 1);
       all.set(key, change.entry);
       let perOrigin = byService.get(service);
       if (perOrigin === undefined) {
@@ -195,7 +245,7 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
       recordRejection(change.entry);
       raw = upsertOf(change.entry, change.revision);
     } else {
-      all.delete(key);
+      if (all.delete(key)) countOrigin(origin, -1);
       rejected.delete(key);
       const perOrigin = byService.get(service);
       perOrigin?.delete(origin);
@@ -225,7 +275,11 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
     return { revision: change.revision, raw, effective: effectiveEvent };
   }
 
-  function resync(listing: readonly CachedProjection[], revision: number): ChangeRecord[] {
+  function resync(
+    listing: readonly CachedProjection[],
+    revision: number,
+    sweep?: (stale: CachedProjection[]) => readonly CachedProjection[],
+  ): ChangeRecord[] {
     const records: ChangeRecord[] = [];
     const seen = new Set<string>();
     for (const entry of listing) {
@@ -234,39 +288,24 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
       if (all.get(key)?.modRevision === entry.modRevision) continue;
       records.push(apply({ type: "put", entry, revision }));
     }
-    for (const [key, stale] of [...all]) {
-      if (seen.has(key)) continue;
+    const stale: CachedProjection[] = [];
+    for (const [key, entry] of all) if (!seen.has(key)) stale.push(entry);
+    for (const entry of sweep === undefined ? stale : sweep(stale)) {
       records.push(
-        apply({ type: "delete", origin: stale.origin, service: stale.service, revision }),
+        apply({ type: "delete", origin: entry.origin, service: entry.service, revision }),
       );
     }
     return records;
   }
 
-  function snapshot(
-    services: ReadonlySet<string> | undefined,
-    view: CacheView,
-  ): CachedProjection[] {
-    const entries: CachedProjection[] = [];
-    if (services === undefined || services.size === 0) {
-      for (const entry of view === "all" ? all.values() : effective.values()) entries.push(entry);
-    } else {
-      // Through the per-service indexes: a filtered snapshot costs what it returns.
-      for (const service of services) {
-        if (view === "effective") {
-          const entry = effective.get(service);
-          if (entry !== undefined) entries.push(entry);
-        } else {
-          for (const entry of byService.get(service)?.values() ?? []) entries.push(entry);
-        }
-      }
-    }
-    return entries.sort(byServiceThenOrigin);
-  }
+  const snapshot = (services: ReadonlySet<string> | undefined, view: CacheView) =>
+    snapshotOf({ all, byService, effective }, services, view);
 
   return {
     apply,
     resync,
+    get: (origin, service) => all.get(entryKey(origin, service)),
+    originSize: (origin) => perOriginCount.get(origin) ?? 0,
     upsertRecord(entry, revision) {
       const winner = effective.get(entry.service) === entry;
       return {

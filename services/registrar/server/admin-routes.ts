@@ -1,7 +1,8 @@
 /**
  * The plain operational routes every registrar serves: `/healthz` (the
- * process answers), `/readyz` (it can serve real data; 503 with the reason
- * otherwise, and while draining) and `/metrics` (Prometheus text format).
+ * process answers), `/readyz` (it can serve real data, `ready` or `ready,
+ * degraded: <why>`; 503 with the reason otherwise, and while draining) and
+ * `/metrics` (Prometheus text format).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
@@ -30,7 +31,11 @@ export function registerAdminRoutes(app: App, options: AdminRoutesOptions): void
   app.get("/readyz", async (_request, reply) => {
     const readiness = currentReadiness(options);
     reply.type("text/plain; charset=utf-8");
-    if (readiness.ready) return reply.send("ready\n");
+    if (readiness.ready) {
+      return reply.send(
+        readiness.degraded === undefined ? "ready\n" : `ready, degraded: ${readiness.degraded}\n`,
+      );
+    }
     return reply.code(503).send(`${readiness.reason ?? "not ready"}\n`);
   });
   app.get("/metrics", async (_request, reply) => {

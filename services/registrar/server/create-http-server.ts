@@ -43,6 +43,11 @@ export interface Readiness {
   readonly ready: boolean;
   /** Why the process is not ready; shown in the `/readyz` body. */
   readonly reason?: string;
+  /**
+   * Ready, but serving something it would rather not (for example deletes
+   * it holds): shown in the `/readyz` body after `ready`; the status stays 200.
+   */
+  readonly degraded?: string;
 }
 
 /** What {@link HttpServerOptions.routes} is given besides the router. */
