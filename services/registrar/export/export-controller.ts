@@ -30,6 +30,10 @@
  *   the term and the election campaigns again.
  * - Authority: with a control cluster other than this registrar's own
  *   cluster, it does not export at all, and says why once.
+ * - Size: every projection is held to the projection limits (bytes, routes,
+ *   rules); a route that does not fit is left out as a `too_large` rejection
+ *   (see `projection-limiter.ts`). Rejections and warnings are logged through
+ *   a rate-limited log, a few lines of each kind a minute and then a count.
  *
  * This module is the shell: leadership terms and their fences, the source,
  * the store, metrics, logs and status. What to write (the diff, content
@@ -38,6 +42,7 @@
  * the coalescing runner in `coalescing-runner.ts`.
  */
 import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
+import type { ProjectionLimits } from "../../common/projection-limits.js";
 import { formatVersion } from "../../common/projection-version.js";
 import type { RouteRejection, RouteWarning } from "../../common/projector.js";
 import {
@@ -46,6 +51,7 @@ import {
 } from "../../common/projector-incremental.js";
 import { type Backoff, createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import { createRateLimitedLog, type RateLimitedLog } from "../../runtime/rate-limited-log.js";
 import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
 import { type ConfigStore, FencedWriteError, type WriteOptions } from "../store/config-store.js";
 import { type CoalescingRunner, createCoalescingRunner } from "./coalescing-runner.js";
@@ -59,6 +65,7 @@ import {
   storedView,
 } from "./export-plan.js";
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
+import { createProjectionLimiter, type ProjectionLimiter } from "./projection-limiter.js";
 import { runLimited } from "./run-limited.js";
 
 /** The default debounce of change notifications, in milliseconds. */
@@ -92,6 +99,11 @@ export interface ExportControllerOptions {
   readonly retryMaxMs?: number;
   /** A source of uniform numbers in [0, 1) for retry jitter; default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * The projection limits: routes that would take a projection over them are
+   * left out as `too_large` rejections; default `DEFAULT_PROJECTION_LIMITS`.
+   */
+  readonly limits?: ProjectionLimits;
 }
 
 /** What the controller is doing; see {@link ExportStatus.state}. */
@@ -210,6 +222,10 @@ interface Shell {
   readonly clock: () => bigint;
   readonly backoff: Backoff;
   readonly projector: IncrementalProjector;
+  /** Holds the projections to the projection limits. */
+  readonly limiter: ProjectionLimiter;
+  /** Where per-route problems are logged, a few lines of each kind a minute. */
+  readonly problemLog: RateLimitedLog;
   phase: "created" | "running" | "stopped";
   /** The last version issued (see {@link nextVersion}); 0 before the first. */
   lastIssued: bigint;
@@ -294,6 +310,7 @@ export function createExportController(options: ExportControllerOptions): Export
       await runner.running;
       metrics.setLeader(false);
       await source.stop();
+      shell.problemLog.flush();
     },
     status: () => statusOf(shell, authority),
     idle: () => runner.whenIdle(),
@@ -342,6 +359,8 @@ function newShell(options: ExportControllerOptions): Shell {
       ...(options.random === undefined ? {} : { random: options.random }),
     }),
     projector: createIncrementalProjector(),
+    limiter: createProjectionLimiter(options.limits),
+    problemLog: createRateLimitedLog(options.logger ?? createSilentLogger()),
     phase: "created",
     lastIssued: 0n,
     view: undefined,
@@ -433,9 +452,9 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
     shell.viewTerm = term;
   }
   const view = current;
-  const { full, projections, rejections, warnings } = projector.update(snapshot, {
-    full: relisted,
-  });
+  const update = projector.update(snapshot, { full: relisted });
+  const { full, warnings } = update;
+  const { projections, rejections } = shell.limiter.apply(update);
   noteProblems(shell, rejections, warnings);
   // Handed over to the batches, which let go of each projection as they take it.
   const pending: (ServiceConfigProjection | undefined)[] = [...projections];
@@ -494,7 +513,11 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
   const unexports = planUnexports(view, projector.services, problems > 0);
   if (unexports.held.length > 0) {
     logger.warn(
-      { services: unexports.held, problems },
+      {
+        services: unexports.held.slice(0, LOGGED_SERVICES),
+        held: unexports.held.length,
+        problems,
+      },
       "holding unexports while the export source reports problems",
     );
   }
@@ -518,13 +541,17 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
   );
 }
 
-/** Logs and counts the rejections and warnings not seen in the previous reconcile. */
+/**
+ * Counts the rejections and warnings not seen in the previous reconcile, and
+ * logs them through the rate-limited log (a few lines of each kind a minute,
+ * then a count), so a snapshot of thousands of bad routes logs a handful.
+ */
 function noteProblems(
   shell: Shell,
   newRejections: RouteRejection[],
   newWarnings: RouteWarning[],
 ): void {
-  const { logger, metrics } = shell;
+  const { problemLog, metrics } = shell;
   const seen = new Set<string>();
   for (const [kind, list] of [
     ["rejection", newRejections],
@@ -542,9 +569,9 @@ function noteProblems(
       };
       if (kind === "rejection") {
         metrics.countRejection(problem.reason);
-        logger.warn(fields, "route rejected; it is not exported");
+        problemLog.warn("route-rejection", fields, "route rejected; it is not exported");
       } else {
-        logger.warn(fields, "route exported with a problem");
+        problemLog.warn("route-warning", fields, "route exported with a problem");
       }
     }
   }

@@ -3,6 +3,7 @@
  * names `aether.config.export.*`), registered in the registrar's registry.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
+import { ROUTE_REJECTION_REASONS } from "../../common/projector.js";
 
 /** What the export controller reports as it works. */
 export interface ExportMetrics {
@@ -36,7 +37,7 @@ export function createNoopExportMetrics(): ExportMetrics {
  * Registers the export metrics in `registry` and returns the handle that
  * updates them: `aether_config_export_services`,
  * `aether_config_export_writes_total{op}`, `aether_config_export_errors_total`,
- * `aether_config_export_rejections_total{reason}`,
+ * `aether_config_export_rejections_total{reason}` (every projector reason at 0 from the start),
  * `aether_config_export_leader` and
  * `aether_config_export_last_success_timestamp_seconds`.
  */
@@ -64,6 +65,7 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     labelNames: ["reason"],
     registers: [registry],
   });
+  for (const reason of ROUTE_REJECTION_REASONS) rejections.inc({ reason }, 0);
   const leader = new Gauge({
     name: "aether_config_export_leader",
     help: "1 while this registrar holds the export leadership of its cluster, 0 otherwise.",
