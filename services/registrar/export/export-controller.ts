@@ -143,7 +143,11 @@ export interface ExportStatus {
   readonly lastSuccessAt: Date | undefined;
   /** Why the last reconcile failed; undefined after a success. */
   readonly lastError: string | undefined;
-  /** The routes the projector rejected in the last reconcile. */
+  /**
+   * The routes rejected in the last reconcile: by the projector, or as
+   * `too_large` by the projection limits. Complete (GetConfigStatus bounds
+   * what it serves of it).
+   */
   readonly rejections: readonly RouteRejection[];
   /** The problems in routes projected anyway, from the last reconcile. */
   readonly warnings: readonly RouteWarning[];
