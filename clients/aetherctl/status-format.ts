@@ -2,12 +2,21 @@
  * The human-readable form of a registrar's GetConfigStatus for `aetherctl
  * status`: a header (cluster, control cluster, store, synced, revision), the
  * per-origin table, the import rejections and conflicts, and the export
- * state with its route rejections and source problems. Pure.
+ * state with its route rejections and source problems. The registrar bounds
+ * every list (the first hundred entries, then a final entry counting the
+ * rest); such a section says `(100 of 384,953)` and how many are not shown.
+ * Pure.
  */
 import type {
   ExportStatus,
   GetConfigStatusResponse,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
+import {
+  groupDigits,
+  omittedCount,
+  TRUNCATED_REASON,
+  TRUNCATED_WHERE,
+} from "../../services/common/bounded-list.js";
 import { formatFields, formatTable, type TableOptions } from "./table-format.js";
 import { formatAge, formatSpan } from "./time-format.js";
 
@@ -15,15 +24,55 @@ function yesNo(value: boolean): string {
   return value ? "yes" : "no";
 }
 
-/** A section: its title with a count and a table, or `TITLE: none`. */
+/**
+ * A list of a status response without its final synthetic entry, if it has
+ * one: the registrar bounds every list and counts what it left out in a
+ * final entry (see `services/common/bounded-list.ts`).
+ */
+interface Listed<T> {
+  /** The real entries. */
+  readonly items: readonly T[];
+  /** How many more the registrar left out (0 when the list is complete). */
+  readonly omitted: number;
+}
+
+/**
+ * Splits `list` into its real entries and the count its final entry carries,
+ * when `marker` reads one (a count) off that entry.
+ */
+function listed<T>(list: readonly T[], marker: (last: T) => number | undefined): Listed<T> {
+  const last = list[list.length - 1];
+  const omitted = last === undefined ? undefined : marker(last);
+  return omitted === undefined
+    ? { items: list, omitted: 0 }
+    : { items: list.slice(0, -1), omitted };
+}
+
+/** The count a `truncated` rejection carries in its message. */
+const truncatedRejection = (r: { reason: string; message: string }) =>
+  r.reason === TRUNCATED_REASON ? (omittedCount(r.message) ?? 0) : undefined;
+
+/** The count a `(truncated)` source problem carries in its message. */
+const truncatedProblem = (p: { where: string; message: string }) =>
+  p.where === TRUNCATED_WHERE ? (omittedCount(p.message) ?? 0) : undefined;
+
+/**
+ * A section: its title with a count and a table, or `TITLE: none`. A
+ * truncated list (`omitted` more) says `(100 of 384,953)` and ends with a
+ * line counting what is not shown.
+ */
 function section(
   title: string,
   header: readonly string[],
   rows: readonly (readonly string[])[],
   options: TableOptions,
+  omitted = 0,
 ): string {
-  if (rows.length === 0) return `${title}: none\n`;
-  return `${title} (${rows.length})\n${formatTable(header, rows, options)}`;
+  if (rows.length === 0 && omitted === 0) return `${title}: none\n`;
+  if (omitted === 0) return `${title} (${rows.length})\n${formatTable(header, rows, options)}`;
+  const total = groupDigits(rows.length + omitted);
+  const more = `${options.indent ?? ""}… ${groupDigits(omitted)} more not shown\n`;
+  return `${title} (${rows.length} of ${total})\n${formatTable(header, rows, options)}${more}`;
 }
 
 /** A time (RFC 3339) with its age, `2026-11-29T12:00:00Z (5m ago)`; `never` when empty. */
@@ -54,17 +103,21 @@ function exportSection(
     { indent: "  " },
   );
   const nested = { ...options, indent: "  " };
+  const rejected = listed(exp.routeRejections, truncatedRejection);
   const routeRejections = section(
     "  ROUTE REJECTIONS",
     ["KIND", "NS/NAME", "REASON", "MESSAGE"],
-    exp.routeRejections.map((r) => [r.kind, `${r.namespace}/${r.name}`, r.reason, r.message]),
+    rejected.items.map((r) => [r.kind, `${r.namespace}/${r.name}`, r.reason, r.message]),
     nested,
+    rejected.omitted,
   );
+  const problems = listed(exp.sourceProblems, truncatedProblem);
   const sourceProblems = section(
     "  SOURCE PROBLEMS",
     ["WHERE", "MESSAGE"],
-    exp.sourceProblems.map((p) => [p.where, p.message]),
+    problems.items.map((p) => [p.where, p.message]),
     nested,
+    problems.omitted,
   );
   return `EXPORT\n${fields}${routeRejections}${sourceProblems}`;
 }
@@ -90,10 +143,13 @@ export function formatStatus(
     ["synced", yesNo(status.synced)],
     ["revision", String(status.revision)],
   ]);
+  const originList = listed(status.origins, (o) => omittedCount(o.origin));
+  const rejectionList = listed(status.rejections, truncatedRejection);
+  const conflictList = listed(status.conflicts, (c) => omittedCount(c.service));
   const origins = section(
     "ORIGINS",
     ["ORIGIN", "PROJECTIONS", "NEWEST", "OLDEST", "TRUSTED"],
-    status.origins.map((o) => [
+    originList.items.map((o) => [
       o.origin,
       String(o.projections),
       o.newestVersion === "" ? "-" : `${o.newestVersion} (${formatAge(o.newestVersion, nowMs)})`,
@@ -101,23 +157,26 @@ export function formatStatus(
       yesNo(o.trusted),
     ]),
     options,
+    originList.omitted,
   );
   const rejections = section(
     "REJECTIONS",
     ["SERVICE", "ORIGIN", "REASON", "MESSAGE"],
-    status.rejections.map((r) => [r.service, r.originCluster, r.reason, r.message]),
+    rejectionList.items.map((r) => [r.service, r.originCluster, r.reason, r.message]),
     options,
+    rejectionList.omitted,
   );
   const conflicts = section(
     "CONFLICTS",
     ["SERVICE", "WINNER", "VERSION", "LOSERS"],
-    status.conflicts.map((c) => [
+    conflictList.items.map((c) => [
       c.service,
       c.winnerOrigin,
       c.winnerVersion,
       c.loserOrigins.join(","),
     ]),
     options,
+    conflictList.omitted,
   );
   return [
     header,
@@ -130,13 +189,16 @@ export function formatStatus(
 
 /**
  * Counts the problems `--fail-on-rejections` fails on: import rejections,
- * routes the exporter rejected, and problems reading the export source.
- * Conflicts are not problems: in federated mode they are resolved by design.
+ * routes the exporter rejected, and problems reading the export source,
+ * including those a truncated list counts in its final entry rather than
+ * lists. Conflicts are not problems: in federated mode they are resolved by
+ * design.
  */
 export function countStatusProblems(status: GetConfigStatusResponse): number {
+  const count = (list: Listed<unknown>) => list.items.length + list.omitted;
   return (
-    status.rejections.length +
-    (status.export?.routeRejections.length ?? 0) +
-    (status.export?.sourceProblems.length ?? 0)
+    count(listed(status.rejections, truncatedRejection)) +
+    count(listed(status.export?.routeRejections ?? [], truncatedRejection)) +
+    count(listed(status.export?.sourceProblems ?? [], truncatedProblem))
   );
 }

@@ -62,9 +62,14 @@ export function formatTable(
   if (header.length === 0) return "";
   const indent = options.indent ?? "";
   const cleaned = rows.map((row) => header.map((_, index) => cleanCell(row[index] ?? "")));
-  const widths = header.map((title, index) =>
-    Math.max(displayWidth(title), ...cleaned.map((row) => displayWidth(row[index] as string))),
-  );
+  // A loop, not Math.max(...cells): spreading a long column as arguments
+  // overflows the call stack.
+  const widths = header.map((title) => displayWidth(title));
+  for (const row of cleaned) {
+    row.forEach((cell, index) => {
+      widths[index] = Math.max(widths[index] ?? 0, displayWidth(cell));
+    });
+  }
   const lines = [
     headerLine(header, widths, options.color ?? false),
     ...cleaned.map((row) => joinRow(row, widths)),
@@ -116,7 +121,7 @@ export function formatFields(
   options: TableOptions = {},
 ): string {
   const indent = options.indent ?? "";
-  const width = Math.max(0, ...fields.map(([label]) => displayWidth(label) + 1));
+  const width = fields.reduce((widest, [label]) => Math.max(widest, displayWidth(label) + 1), 0);
   return fields
     .map(([label, value]) =>
       `${indent}${padCell(`${label}:`, width)}  ${cleanCell(value)}`.trimEnd(),

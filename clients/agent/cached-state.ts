@@ -9,6 +9,7 @@
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate, ImportPolicy } from "../../services/common/import-policy.js";
 import type { Logger } from "../../services/runtime/logger.js";
+import { createRateLimitedLog } from "../../services/runtime/rate-limited-log.js";
 import type { FollowerState } from "./follower/imported-state.js";
 import {
   candidateKey,
@@ -81,13 +82,17 @@ export function createCachedStateStore(options: CachedStateStoreOptions): Cached
       const cached = await cache.load();
       if (cached === undefined) return undefined;
       const { restored, dropped } = restoreCachedState(cached, options.policy);
+      // A few lines, then one counting the rest: a cache of thousands of stale entries.
+      const droppedLog = createRateLimitedLog(logger);
       for (const rejection of dropped) {
         options.onDropped(rejection);
-        logger.warn(
+        droppedLog.warn(
+          "cached-projection-dropped",
           { reason: rejection.reason },
           `cached projection dropped: ${rejection.message}`,
         );
       }
+      droppedLog.flush();
       savedFingerprint = cacheFingerprint(restored.state, restored.local);
       logger.info(
         {

@@ -8,8 +8,15 @@
  */
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
-import { projectServices, type RouteRejection } from "../../services/common/projector.js";
+import { DEFAULT_PROJECTION_LIMITS } from "../../services/common/projection-limits.js";
+import {
+  compareRouteProblems,
+  projectServices,
+  type RouteRejection,
+} from "../../services/common/projector.js";
+import { limitProjection } from "../../services/common/projector-limits.js";
 import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
+import { createRateLimitedLog } from "../../services/runtime/rate-limited-log.js";
 import type { ObjectSource } from "../../services/sources/object-source.js";
 
 /** Projected local routes. */
@@ -23,15 +30,25 @@ export interface LocalProjection {
 /**
  * Projects local objects: every Service a route attaches to is in scope
  * (`exportAll`); services whose projection has no routes are left out (a
- * ServiceExport alone is not local routing config). Pure.
+ * ServiceExport alone is not local routing config). Each projection is held
+ * to the projection limits as the exporter holds its own (routes that do
+ * not fit are `too_large` rejections). Pure.
  */
 export function projectLocalRoutes(objects: readonly KubeObject[]): LocalProjection {
   const output = projectServices(objects, { exportAll: true });
   const projections = new Map<string, ServiceConfigProjection>();
+  const tooLarge: RouteRejection[] = [];
   for (const projection of output.projections) {
-    if (projection.routes.length > 0) projections.set(projection.service, projection);
+    if (projection.routes.length === 0) continue;
+    const limited = limitProjection(projection, DEFAULT_PROJECTION_LIMITS);
+    for (const rejection of limited.rejections) tooLarge.push(rejection);
+    projections.set(projection.service, limited.projection);
   }
-  return { projections, rejections: output.rejections };
+  const rejections =
+    tooLarge.length === 0
+      ? output.rejections
+      : [...output.rejections, ...tooLarge].sort(compareRouteProblems);
+  return { projections, rejections };
 }
 
 /** Options of {@link createLocalRoutes}. */
@@ -70,6 +87,7 @@ export function createLocalRoutes(options: LocalRoutesOptions): LocalRoutes {
   const { source } = options;
   const logger = (options.logger ?? createSilentLogger()).child({ localSource: source.name });
   const listeners = new Set<() => void>();
+  const rejectionLog = createRateLimitedLog(logger);
   let current: LocalProjection = { projections: new Map(), rejections: [] };
   let synced = false;
   let failure: Error | undefined;
@@ -80,8 +98,9 @@ export function createLocalRoutes(options: LocalRoutesOptions): LocalRoutes {
     current = projectLocalRoutes(source.snapshot());
     for (const rejection of current.rejections) {
       const text = describeRejection(rejection);
-      if (!previous.has(text))
-        logger.warn({ reason: rejection.reason }, `local route rejected: ${text}`);
+      if (previous.has(text)) continue;
+      const fields = { reason: rejection.reason };
+      rejectionLog.warn("local-route-rejection", fields, `local route rejected: ${text}`);
     }
     synced = true;
     for (const listener of [...listeners]) listener();
@@ -120,6 +139,7 @@ export function createLocalRoutes(options: LocalRoutesOptions): LocalRoutes {
       unsubscribe?.();
       listeners.clear();
       await source.stop();
+      rejectionLog.flush();
     },
     onChange(listener) {
       listeners.add(listener);

@@ -5,11 +5,23 @@
  * so every importer picks the same winner.
  */
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import {
+  bytesProblem,
+  DEFAULT_PROJECTION_LIMITS,
+  type ProjectionLimits,
+} from "./projection-limits.js";
 import { parseVersion } from "./projection-version.js";
 import { checkServiceName } from "./service-name.js";
 
 /** Why a projection was not imported. */
 export type ImportRejectionReason =
+  /**
+   * The projection is over the projection limits (see `projection-limits.ts`):
+   * the policy checks a holder's encoded value against the byte limit before
+   * anything else (see {@link PolicyCandidate.value}); the agent also checks
+   * routes and rules of what it receives.
+   */
+  | "too_large"
   /** A control cluster is configured and the projection comes from another origin. */
   | "untrusted_origin"
   /** The projection's `version` is not an RFC 3339 timestamp. */
@@ -27,6 +39,7 @@ export type ImportRejectionReason =
 
 /** Every rejection reason, for metrics that pre-register their label values. */
 export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
+  "too_large",
   "untrusted_origin",
   "invalid_version",
   "invalid_service",
@@ -52,6 +65,14 @@ export interface PolicyCandidate {
   readonly service: string;
   /** The projection, or at least its service and version. */
   readonly projection: ProjectionHeader;
+  /**
+   * The projection's binary encoding, when the holder keeps it (the
+   * registrar's cache keeps nothing else): longer than the policy's
+   * `limits.maxBytes`, the candidate is rejected as `too_large` from its
+   * length alone, before any other check, so an oversized value is never
+   * decoded to be judged.
+   */
+  readonly value?: Uint8Array;
 }
 
 /** A projection offered to the policy, with the origin and service of its key. */
@@ -105,12 +126,16 @@ export interface ImportPolicyOptions {
   readonly maxFutureMs?: number;
   /** The importer's clock, in milliseconds since the epoch; default `Date.now`. */
   readonly now?: () => number;
+  /** The projection limits; default `DEFAULT_PROJECTION_LIMITS`. */
+  readonly limits?: ProjectionLimits;
 }
 
 /** A configured import policy. */
 export interface ImportPolicy {
   /** The control cluster, or undefined in federated mode. */
   readonly controlCluster: string | undefined;
+  /** The projection limits the policy (and the agent's checks of what it receives) apply. */
+  readonly limits: ProjectionLimits;
   /** Returns the rejection of one candidate, or undefined when it is acceptable. */
   check<T extends PolicyCandidate>(candidate: T): ImportRejection<T> | undefined;
   /**
@@ -144,8 +169,17 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
       : options.controlCluster;
   const maxFutureMs = options.maxFutureMs ?? DEFAULT_MAX_FUTURE_MS;
   const now = options.now ?? Date.now;
+  const limits = options.limits ?? DEFAULT_PROJECTION_LIMITS;
 
   function check<T extends PolicyCandidate>(candidate: T): ImportRejection<T> | undefined {
+    const bytes = candidate.value?.length;
+    if (bytes !== undefined && bytes > limits.maxBytes) {
+      return {
+        candidate,
+        reason: "too_large",
+        message: `${bytesProblem(candidate.service, bytes, limits)} (from ${candidate.origin}; not decoded)`,
+      };
+    }
     if (controlCluster !== undefined && candidate.origin !== controlCluster) {
       return {
         candidate,
@@ -217,5 +251,5 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
     return { winners, rejections, conflicts };
   }
 
-  return { controlCluster, check, resolve, compare, rank };
+  return { controlCluster, limits, check, resolve, compare, rank };
 }

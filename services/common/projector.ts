@@ -66,6 +66,7 @@ export const ROUTE_REJECTION_REASONS: readonly string[] = [
   "unsupported_field",
   "duplicate_object",
   "no_matching_parent",
+  "too_large",
 ];
 
 /** Every reason a {@link RouteWarning} can carry, for metrics that pre-register label values. */
@@ -98,7 +99,9 @@ export interface RouteRef {
  * `weight_out_of_range`, `unsupported_field` (a field the contract cannot
  * carry, such as `retry`), `duplicate_object` (several different objects with
  * one identity in the snapshot), `no_matching_parent` (every parentRef to the
- * service names a port it does not have). Warnings use `backend_not_found`,
+ * service names a port it does not have), `too_large` (the route does not fit
+ * in its service's projection within the projection limits; given by
+ * `limitProjection` in `projector-limits.ts`, not by the projector). Warnings use `backend_not_found`,
  * `unsupported_backend` and `ref_not_permitted` (unresolvable backendRefs),
  * and `no_matching_parent` (one of several parentRefs does not match).
  */

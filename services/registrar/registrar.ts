@@ -4,11 +4,10 @@
  * server. `main.ts` is only flag parsing and signal handling around this.
  */
 import { readFile } from "node:fs/promises";
-import { create, fromJson } from "@bufbuild/protobuf";
+import { fromJson } from "@bufbuild/protobuf";
 import {
   ConfigService,
   type ExportStatus as ExportStatusMessage,
-  ExportStatusSchema,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
 import {
   type ServiceConfigProjection,
@@ -32,6 +31,7 @@ import { createHttpServer, type ListenAddress } from "./server/create-http-serve
 import { createHealthService } from "./server/health-service.js";
 import { registerReflectionServices } from "./server/reflection-service.js";
 import { createConfigService } from "./service/config-service.js";
+import { exportStatusMessage } from "./service/export-status-message.js";
 import { createPageTokens } from "./service/page-token.js";
 import type { ConfigStore } from "./store/config-store.js";
 import { type EtcdSecurity, readEtcdSecurity } from "./store/etcd-security.js";
@@ -189,27 +189,12 @@ export function createConfiguredExporter(
   });
 }
 
-/** Maps the export controller's state to the GetConfigStatus message. */
+/**
+ * Maps the export controller's state to the GetConfigStatus message, its
+ * lists bounded (see `export-status-message.ts`).
+ */
 export function toExportStatusMessage(exporter: ExportController): ExportStatusMessage {
-  const status = exporter.status();
-  return create(ExportStatusSchema, {
-    enabled: exporter.enabled,
-    disabledReason: status.disabledReason ?? "",
-    source: status.source,
-    leader: status.leader,
-    services: status.services,
-    routeRejections: status.rejections.map((r) => ({
-      kind: r.route.kind,
-      namespace: r.route.namespace,
-      name: r.route.name,
-      reason: r.reason,
-      message: r.message,
-      services: [...r.services],
-    })),
-    sourceProblems: status.sourceProblems.map((p) => ({ where: p.where, message: p.message })),
-    lastSuccessTime: status.lastSuccessAt?.toISOString() ?? "",
-    lastError: status.lastError ?? "",
-  });
+  return exportStatusMessage(exporter.enabled, exporter.status());
 }
 
 /** Creates a registrar; nothing runs until `start()`. */

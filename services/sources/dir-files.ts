@@ -12,7 +12,8 @@
  *   bad document, so that a half-edited file never makes its objects
  *   disappear.
  * - The same object (API group, kind, namespace, name) in two places: the
- *   first by path keeps it, the other is a problem.
+ *   first by path keeps it, the other is a problem (one per file, counting
+ *   the file's copies, however many objects a duplicated manifest holds).
  *
  * The decisions ({@link planReads}, {@link nextFileState},
  * {@link assembleFiles}) are pure functions; {@link createManifestFiles}
@@ -20,6 +21,7 @@
  */
 import { readFile as readFileCallback } from "node:fs";
 import { promisify } from "node:util";
+import { groupDigits } from "../common/bounded-list.js";
 import { apiGroupOf, type KubeObject } from "../common/kube-object.js";
 import { type ParsedObject, parseManifest } from "./dir-parse.js";
 import {
@@ -125,7 +127,7 @@ export function nextFileState(
 export interface Assembled {
   /** The objects, by file (in path order) then document. */
   readonly objects: KubeObject[];
-  /** The problems: the leading ones given, then each file's, then the duplicates. */
+  /** The problems: the leading ones given, then each file's own and its duplicates. */
   readonly problems: SourceProblem[];
 }
 
@@ -133,8 +135,11 @@ export interface Assembled {
  * Builds the snapshot and the problem list from `files`, visited in the
  * order of `paths` (every path of `files`, in code unit order): each file's
  * problems, and its last good objects except those defined by an earlier
- * file (the first definition of an object wins; a later one is a problem at
- * its `path:line`). `leading` (the scan's problems) come first. Pure.
+ * file (the first definition of an object wins). The copies a file holds of
+ * objects defined earlier make one problem for the file, at the first copy's
+ * `path:line`, naming it and counting the others: a duplicated manifest of
+ * a hundred thousand objects is one problem, not a hundred thousand.
+ * `leading` (the scan's problems) come first. Pure.
  */
 export function assembleFiles(
   files: ReadonlyMap<string, FileState>,
@@ -145,22 +150,33 @@ export function assembleFiles(
   const problems: SourceProblem[] = [...leading];
   /** Where each object is defined first: its file, and its index there. */
   const definedAt = new Map<string, [string, number]>();
+  /** Where an object is defined first, as `path:line`. */
+  const firstDefinition = ([firstPath, firstIndex]: [string, number]): string =>
+    `${firstPath}:${(files.get(firstPath) as FileState).objects[firstIndex]?.line}`;
   for (const path of paths) {
     const state = files.get(path) as FileState;
-    problems.push(...state.problems);
+    for (const problem of state.problems) problems.push(problem);
+    /** The copies in this file of objects defined earlier: the first one, and how many. */
+    let copies: { object: KubeObject; line: number; first: [string, number] } | undefined;
+    let copyCount = 0;
     for (const [i, { object, line }] of state.objects.entries()) {
       const key = state.identities[i] as string;
       const first = definedAt.get(key);
       if (first !== undefined) {
-        const [firstPath, firstIndex] = first;
-        const firstLine = (files.get(firstPath) as FileState).objects[firstIndex]?.line;
-        const message = `${describeObject(object)} is also defined at ${firstPath}:${firstLine}; this copy is ignored`;
-        problems.push({ where: `${path}:${line}`, message });
+        copies ??= { object, line, first };
+        copyCount++;
         continue;
       }
       definedAt.set(key, [path, i]);
       objects.push(object);
     }
+    if (copies === undefined) continue;
+    const at = firstDefinition(copies.first);
+    const message =
+      copyCount === 1
+        ? `${describeObject(copies.object)} is also defined at ${at}; this copy is ignored`
+        : `${describeObject(copies.object)} and ${groupDigits(copyCount - 1)} more objects of this file are also defined earlier (the first at ${at}); these ${groupDigits(copyCount)} copies are ignored`;
+    problems.push({ where: `${path}:${copies.line}`, message });
   }
   return { objects, problems };
 }

@@ -189,7 +189,9 @@ function isPlainTree(root: unknown): boolean {
     if (seen.has(value)) return false;
     seen.add(value);
     if (Array.isArray(value)) {
-      stack.push(...value);
+      // One push per item: spreading a list of a hundred thousand items as
+      // arguments overflows the call stack.
+      for (const item of value) stack.push(item);
       continue;
     }
     for (const key of Object.keys(value)) {

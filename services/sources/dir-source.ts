@@ -28,7 +28,12 @@
  *   not only the bad document, so that a half-edited file never makes its
  *   objects disappear.
  * - The same object (API group, kind, namespace, name) in two places: the
- *   first by path keeps it, the other is a problem.
+ *   first by path keeps it, the other is a problem (one per file, counting
+ *   the file's copies, however many objects a duplicated manifest holds).
+ * - Problems are bounded: repeats (same place, same message) are listed
+ *   once, the first `MAX_SOURCE_PROBLEMS` (100) are kept and a final entry
+ *   (`where` `(truncated)`) counts the rest; new problems are
+ *   logged through a rate-limited log, a few lines a minute.
  * - Objects are returned as written: no namespace defaulting and no
  *   `creationTimestamp` (unless a manifest sets one), so route precedence
  *   ties fall through to the namespace/name order; see `normalizeObject`.
@@ -39,6 +44,7 @@
  * directories; this module wires them into an {@link ObjectSource}.
  */
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
+import { createRateLimitedLog } from "../runtime/rate-limited-log.js";
 import { createSyncGate } from "../runtime/sync-gate.js";
 import { createManifestFiles } from "./dir-files.js";
 import { checkDirectory, type ScanResult, scanDirectory } from "./dir-scan.js";
@@ -46,6 +52,7 @@ import { createScanScheduler, type PendingScan } from "./dir-schedule.js";
 import { createDirectoryWatchers } from "./dir-watch.js";
 import { assembleObjectSource, createSnapshotPublisher, newProblems } from "./kube-snapshot.js";
 import type { ObjectSource, SourceProblem } from "./object-source.js";
+import { boundProblems } from "./source-problems.js";
 
 export { isIgnoredName } from "./dir-scan.js";
 
@@ -92,6 +99,7 @@ export function createDirSource(options: DirSourceOptions): ObjectSource {
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const logger = (options.logger ?? createSilentLogger()).child({ source: name });
   const publisher = createSnapshotPublisher(logger, name);
+  const problemLog = createRateLimitedLog(logger);
   const gate = createSyncGate();
 
   const manifests = createManifestFiles();
@@ -153,10 +161,18 @@ export function createDirSource(options: DirSourceOptions): ObjectSource {
     );
   };
 
-  /** Replaces the problem list, logging problems that appeared and noting when all cleared. */
-  const updateProblems = (problems: SourceProblem[]) => {
+  /**
+   * Replaces the problem list with `found` bounded (see {@link boundProblems}),
+   * logging the problems that appeared (rate-limited) and noting when all cleared.
+   */
+  const updateProblems = (found: readonly SourceProblem[]) => {
+    const problems = boundProblems(found);
     for (const problem of newProblems(currentProblems, problems)) {
-      logger.warn({ where: problem.where }, `manifest problem: ${problem.message}`);
+      problemLog.warn(
+        "manifest-problem",
+        { where: problem.where },
+        `manifest problem: ${problem.message}`,
+      );
     }
     if (currentProblems.length > 0 && problems.length === 0)
       logger.info("manifest problems cleared");
@@ -212,6 +228,7 @@ export function createDirSource(options: DirSourceOptions): ObjectSource {
       stopped = true;
       watchers.close();
       await scheduler.stop();
+      problemLog.flush();
     },
     problems: () => currentProblems,
   });

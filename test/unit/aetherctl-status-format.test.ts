@@ -155,6 +155,66 @@ describe("formatStatus", () => {
     expect(formatStatus(create(GetConfigStatusResponseSchema, status), NOW)).toEqual(want);
   });
 
+  it("renders a truncated list with its total and what is not shown", () => {
+    const text = formatStatus(
+      create(GetConfigStatusResponseSchema, {
+        cluster: "hub",
+        rejections: [
+          { service: "a/b", originCluster: "east", reason: "too_large", message: "big" },
+          { reason: "truncated", message: "384,853 more rejections not shown (384,854 in all)" },
+        ],
+        export: {
+          enabled: true,
+          sourceProblems: [
+            { where: "a.yaml:1", message: "bad" },
+            { where: "(truncated)", message: "9 more problems not shown (10 in all)" },
+          ],
+        },
+      }),
+      NOW,
+    );
+    expect(text).toContain(
+      [
+        "REJECTIONS (1 of 384,854)",
+        "SERVICE  ORIGIN  REASON     MESSAGE",
+        "a/b      east    too_large  big",
+        "… 384,853 more not shown",
+      ].join("\n"),
+    );
+    expect(text).toContain(
+      [
+        "  SOURCE PROBLEMS (1 of 10)",
+        "  WHERE     MESSAGE",
+        "  a.yaml:1  bad",
+        "  … 9 more not shown",
+      ].join("\n"),
+    );
+  });
+
+  it("renders lists of hundreds of thousands of entries without overflowing the stack", () => {
+    const many = 300_000;
+    const status = create(GetConfigStatusResponseSchema, {
+      cluster: "hub",
+      rejections: Array.from({ length: many }, (_, i) => ({
+        service: `ns/s-${i}`,
+        originCluster: "east",
+        reason: "untrusted_origin",
+        message: "untrusted",
+      })),
+      export: {
+        enabled: true,
+        sourceProblems: Array.from({ length: many }, (_, i) => ({
+          where: `f${i}.yaml:1`,
+          message: "bad",
+        })),
+      },
+    });
+    const text = formatStatus(status, NOW);
+    expect(text).toContain(`REJECTIONS (${many})`);
+    expect(text).toContain(`  SOURCE PROBLEMS (${many})`);
+    expect(countStatusProblems(status)).toBe(2 * many);
+  });
+
   it("says export is off when the response has no export state", () => {
     const text = formatStatus(create(GetConfigStatusResponseSchema, { cluster: "a" }), NOW);
     expect(text.endsWith("EXPORT\n  enabled:  no\n")).toBe(true);
@@ -170,6 +230,19 @@ describe("countStatusProblems", () => {
       "route rejections and source problems",
       { rejections: [{}], export: { routeRejections: [{}], sourceProblems: [{}, {}] } },
       4,
+    ],
+    [
+      "what truncated lists count in their final entries",
+      {
+        rejections: [{}, { reason: "truncated", message: "1,900 more rejections not shown (…)" }],
+        export: {
+          routeRejections: [
+            { reason: "truncated", message: "7 more route rejections not shown (…)" },
+          ],
+          sourceProblems: [{}, { where: "(truncated)", message: "53 more problems not shown (…)" }],
+        },
+      },
+      1 + 1_900 + 7 + 1 + 53,
     ],
   ])("%s", (_name, status, want) => {
     expect(countStatusProblems(create(GetConfigStatusResponseSchema, status))).toBe(want);

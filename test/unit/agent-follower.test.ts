@@ -25,7 +25,7 @@ import {
   WatchConfigResponseSchema,
   WatchEventType,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
-import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import type { Route, ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import { createImportPolicy } from "../../services/common/import-policy.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 import { waitFor } from "../support/wait.js";
@@ -323,6 +323,36 @@ describe("config follower: the stream", () => {
     await waitFor(() => h.updates.length === 3);
     expect(h.rejections.map((r) => r.reason).slice(4)).toEqual(["malformed_event"]);
     expect(h.held()).toEqual(["hub/shop/a@001", "hub/shop/b@004"]); // shop/b kept: not applied
+  });
+
+  it("rejects a projection over the projection limits as too_large and keeps the one it held", async () => {
+    const h = startFollower();
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), synced(5));
+    await waitFor(() => h.updates.length === 1);
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+
+    // Too many bytes: one path of 300 KiB.
+    const big = upsert("shop/a", "hub", 2, 6);
+    const route = (big.projection as ServiceConfigProjection).routes[0];
+    const match = route?.rules[0]?.matches[0];
+    if (match?.path === undefined) throw new Error("the fixture has a path match");
+    match.path.value = "x".repeat(300 * 1024);
+    // Too many routes: the one route 300 times.
+    const many = upsert("shop/a", "hub", 3, 7);
+    const manyRoutes = many.projection as ServiceConfigProjection;
+    manyRoutes.routes = Array.from({ length: 300 }, () => manyRoutes.routes[0] as Route);
+    s1.push(big, many, upsert("shop/b", "hub", 4, 8));
+    await waitFor(() => h.updates.length === 2);
+    expect(h.held()).toEqual(["hub/shop/a@001", "hub/shop/b@004"]);
+    expect(h.rejections.map((r) => [r.reason, r.version.slice(-4, -1)])).toEqual([
+      ["too_large", "002"],
+      ["too_large", "003"],
+    ]);
+    expect(h.rejections[0]?.message).toMatch(
+      /^the projection of shop\/a takes \d+ bytes; at most 262144 are allowed \(from hub\)$/,
+    );
+    expect(h.rejections[1]?.message).toMatch(/holds 300 routes; at most 256 are allowed/);
   });
 
   it("treats protocol garbage as a failed stream and keeps its state", async () => {

@@ -210,3 +210,75 @@ describe("status summary", () => {
     });
   }
 });
+
+describe("summarizeStatus bounds", () => {
+  it("lists the first entries of each list and counts the rest in a final entry", () => {
+    const policy = createImportPolicy({});
+    const index = createProjectionIndex({ policy });
+    // 150 origins; each of the first 120 services exported by two of them (a conflict),
+    // and 130 projections with a version that does not parse (rejections).
+    for (let i = 0; i < 150; i++) {
+      const origin = `o-${String(i).padStart(3, "0")}`;
+      if (i < 120) {
+        index.apply(putOf(cachedEntry(origin, `ns/c-${i}`, versionAt(1), 2 * i + 1)));
+        index.apply(putOf(cachedEntry("z-other", `ns/c-${i}`, versionAt(2), 2 * i + 2)));
+      }
+      if (i < 130) index.apply(putOf(cachedEntry(origin, `ns/r-${i}`, "not-a-version", 1000 + i)));
+      else index.apply(putOf(cachedEntry(origin, `ns/x-${i}`, versionAt(3), 1000 + i)));
+    }
+    const summary = summarizeStatus({
+      entries: index.entries(),
+      rejections: index.rejections(),
+      conflicts: index.conflicts(),
+      controlCluster: undefined,
+      limit: 100,
+    });
+    expect(summary.origins).toHaveLength(101);
+    // 151 origins in all (z-other too): the last 51 are counted, with their projections:
+    // o-100…o-119 two each, o-120…o-149 one each, z-other 120.
+    expect(summary.origins[100]).toEqual({
+      origin: "51 more origins not shown (151 in all)",
+      projections: 20 * 2 + 30 + 120,
+      newestVersion: "",
+      oldestVersion: "",
+      trusted: false,
+    });
+    expect(summary.rejections).toHaveLength(101);
+    expect(summary.rejections[100]).toEqual({
+      service: "",
+      originCluster: "",
+      reason: "truncated",
+      message: "30 more rejections not shown (130 in all)",
+    });
+    expect(summary.conflicts).toHaveLength(101);
+    expect(summary.conflicts[100]?.service).toBe("20 more conflicts not shown (120 in all)");
+    expect(summary.rejections.slice(0, 100)).toEqual(
+      summarizeStatus({
+        entries: [],
+        rejections: index.rejections(),
+        conflicts: [],
+        controlCluster: undefined,
+        limit: 1_000,
+      }).rejections.slice(0, 100),
+    );
+  });
+
+  it("names at most twenty losers of a conflict", () => {
+    const policy = createImportPolicy({});
+    const index = createProjectionIndex({ policy });
+    for (let i = 0; i < 30; i++) {
+      index.apply(
+        putOf(cachedEntry(`o-${String(i).padStart(2, "0")}`, "ns/x", versionAt(i + 1), i + 1)),
+      );
+    }
+    const [conflict] = summarizeStatus({
+      entries: index.entries(),
+      rejections: [],
+      conflicts: index.conflicts(),
+      controlCluster: undefined,
+    }).conflicts;
+    expect(conflict?.winnerOrigin).toBe("o-29");
+    expect(conflict?.loserOrigins).toHaveLength(21);
+    expect(conflict?.loserOrigins[20]).toBe("(9 more)");
+  });
+});

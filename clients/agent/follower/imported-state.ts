@@ -4,8 +4,9 @@
  * resume point a new stream continues from, and the candidate set that turns
  * received changes into new states. Each new state is reported through
  * `onUpdate` with the candidates whose content is new; each rejection not
- * reported before is logged and reported through `onRejection`, before the
- * state it was met building. The state is never touched by a failure:
+ * reported before is logged (rate-limited: a few lines a minute, then a
+ * count) and reported through `onRejection`, before the state it was met
+ * building. The state is never touched by a failure:
  * only a complete state (a SYNCED, a streamed change, a listing) replaces it.
  *
  * No silent loss: each new state's applied deletes and rollbacks are logged
@@ -19,6 +20,7 @@
 import { DEFAULT_MASS_DELETE_THRESHOLD } from "../../../services/common/import-loss.js";
 import type { ImportCandidate, ImportPolicy } from "../../../services/common/import-policy.js";
 import type { Logger } from "../../../services/runtime/logger.js";
+import { createRateLimitedLog } from "../../../services/runtime/rate-limited-log.js";
 import { appliedLoss } from "./applied-loss.js";
 import { createCandidateSet, freshCandidates, type ReceivedChange } from "./candidate-set.js";
 import { isEmptyReport, type LossReport, logLoss } from "./loss-report.js";
@@ -123,13 +125,15 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
   const now = options.now ?? Date.now;
   let services = options.services;
   const candidates = createCandidateSet({ policy: options.policy, services });
+  const rejectionLog = createRateLimitedLog(logger);
   let state = options.initial;
   let resumePoint = state?.revision ?? 0n;
   let held = new Map<string, HeldCandidate>();
 
   const report = (rejections: readonly ReceivedRejection[]) => {
     for (const rejection of rejections) {
-      logger.warn(
+      rejectionLog.warn(
+        "projection-rejection",
         { origin: rejection.origin, service: rejection.service, reason: rejection.reason },
         `projection rejected: ${rejection.message}`,
       );

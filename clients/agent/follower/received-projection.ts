@@ -1,9 +1,10 @@
 /**
  * The agent's check of every projection it receives (from a stream, a poll
  * or its own cache) before it may be applied: the service must be one the
- * agent asked for, the event must be well formed, and the shared import
- * policy (trust and validity, the same code the registrar runs) must accept
- * it. Pure, no I/O.
+ * agent asked for, the event must be well formed, the projection must be
+ * within the projection limits (bytes, routes, rules: the policy's
+ * `limits`), and the shared import policy (trust and validity, the same code
+ * the registrar runs) must accept it. Pure, no I/O.
  */
 import { create } from "@bufbuild/protobuf";
 import {
@@ -16,6 +17,7 @@ import {
   type ImportPolicy,
   type ImportRejectionReason,
 } from "../../../services/common/import-policy.js";
+import { projectionSizeProblem } from "../../../services/common/projection-limits.js";
 
 /**
  * Why the agent refused a projection: an import-policy reason, or
@@ -67,7 +69,8 @@ export function candidateKey(origin: string, service: string): string {
 }
 
 /**
- * Checks a received projection against the requested service set and the
+ * Checks a received projection against the requested service set, the
+ * projection limits (`too_large`, before the policy's own checks) and the
  * import policy. The accepted candidate's projection has `originCluster`
  * stamped with the event's origin (a copy; the input is not changed).
  */
@@ -102,6 +105,8 @@ export function checkReceived(
     projection.originCluster === origin
       ? projection
       : create(ServiceConfigProjectionSchema, { ...projection, originCluster: origin });
+  const tooLarge = projectionSizeProblem(stamped, policy.limits);
+  if (tooLarge !== undefined) return reject("too_large", `${tooLarge} (from ${origin})`);
   const candidate: ImportCandidate = { origin, service, projection: stamped };
   const rejection = policy.check(candidate);
   if (rejection !== undefined) return reject(rejection.reason, rejection.message);

@@ -13,6 +13,7 @@ import {
 } from "../../common/import-loss.js";
 import type { ImportPolicy, ImportRejection } from "../../common/import-policy.js";
 import type { Logger } from "../../runtime/logger.js";
+import { createRateLimitedLog } from "../../runtime/rate-limited-log.js";
 import type { StoredProjection, StoreEvent } from "../store/config-store.js";
 import { createSubscribers, type SubscriberOptions } from "./cache-subscribers.js";
 import { type CachedProjection, toCachedProjection } from "./cached-projection.js";
@@ -52,7 +53,7 @@ export interface CacheContentsOptions {
   readonly policy: ImportPolicy;
   /** How many recent changes are kept for resuming streams. */
   readonly historyLimit: number;
-  /** Where rejections and failing subscribers are logged. */
+  /** Where rejections (rate-limited: a few lines a minute, then a count) and failing subscribers are logged. */
   readonly logger: Logger;
   /** Called for each projection the import policy newly rejects. */
   readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
@@ -109,11 +110,13 @@ export interface CacheContents {
 /** Creates empty contents (revision 0). */
 export function createCacheContents(options: CacheContentsOptions): CacheContents {
   const { logger } = options;
+  const rejectionLog = createRateLimitedLog(logger);
   const index = createProjectionIndex({
     policy: options.policy,
     onRejection(rejection) {
       const { origin, service } = rejection.candidate;
-      logger.warn({ origin, service, reason: rejection.reason }, rejection.message);
+      const fields = { origin, service, reason: rejection.reason };
+      rejectionLog.warn("import-rejection", fields, rejection.message);
       options.onRejection?.(rejection);
     },
   });

@@ -7,6 +7,12 @@
  * A change costs what it touches (the entry and the other origins of its
  * service), and a filtered read costs what it returns. Bytes pass through
  * undecoded.
+ *
+ * An entry rejected as `too_large` (a value over the projection byte limit)
+ * is held, counted and reported like any rejection, but served in neither
+ * view: the ALL_ORIGINS view, which agents read to apply the policy
+ * themselves, sees it as a delete of that origin's projection, so no agent
+ * is ever sent (or has to decode) an oversized value.
  */
 import type {
   ImportConflict,
@@ -62,7 +68,10 @@ export type CacheChange =
 export interface ChangeRecord {
   /** The store revision of the change. */
   readonly revision: number;
-  /** The change as every origin's view sees it. */
+  /**
+   * The change as every origin's view sees it (a put of an entry rejected
+   * as `too_large` is a delete there).
+   */
   readonly raw: CacheEvent;
   /** The change of the service's winner, if it changed. */
   readonly effective: CacheEvent | undefined;
@@ -122,15 +131,16 @@ export interface ProjectionIndex {
   originSize(origin: string): number;
   /**
    * The record of `entry` as an upsert at `revision`, as the index stands:
-   * its raw upsert, and its effective upsert when `entry` (this object) is
-   * its service's winner. Changes nothing; for the change log's records of a
-   * listing's own revision.
+   * its raw upsert (a raw delete when it is rejected as `too_large`), and
+   * its effective upsert when `entry` (this object) is its service's winner.
+   * Changes nothing; for the change log's records of a listing's own revision.
    */
   upsertRecord(entry: CachedProjection, revision: number): ChangeRecord;
   /**
    * The projections of `services` (every service when undefined or empty) in
-   * `view`, by service then origin. A filtered snapshot goes through the
-   * per-service indexes, so it costs what it returns.
+   * `view`, by service then origin (never an entry rejected as
+   * `too_large`). A filtered snapshot goes through the per-service indexes,
+   * so it costs what it returns.
    */
   snapshot(services: ReadonlySet<string> | undefined, view: CacheView): CachedProjection[];
   /** The current counts. */
@@ -143,7 +153,7 @@ export interface ProjectionIndex {
    * policy ranks them. Costs the conflicted services, not every entry.
    */
   conflicts(): ImportConflict<CachedProjection>[];
-  /** Every stored projection of every origin, by service then origin. */
+  /** Every stored projection of every origin, by service then origin (served or not). */
   entries(): CachedProjection[];
 }
 
@@ -154,31 +164,42 @@ function upsertOf(entry: CachedProjection, revision: number): CacheEvent {
   return { type: "upsert", origin: entry.origin, service: entry.service, entry, revision };
 }
 
+/** The maps of an index a snapshot reads. */
+interface SnapshotSources {
+  /** Every entry, by origin and service. */
+  readonly all: ReadonlyMap<string, CachedProjection>;
+  /** The winner of each service with a trusted entry. */
+  readonly effective: ReadonlyMap<string, CachedProjection>;
+  /** Every entry, by service, then origin. */
+  readonly byService: ReadonlyMap<string, ReadonlyMap<string, CachedProjection>>;
+}
+
 /**
  * The entries of `services` (every service when undefined or empty) in
- * `view` from an index's maps, by service then origin. A filtered snapshot
- * goes through the per-service maps, so it costs what it returns.
+ * `view`, by service then origin; in the `all` view only those `servable`
+ * accepts (winners always are). A filtered snapshot goes through the
+ * per-service indexes, so it costs what it returns.
  */
-function snapshotOf(
-  maps: {
-    readonly all: ReadonlyMap<string, CachedProjection>;
-    readonly byService: ReadonlyMap<string, ReadonlyMap<string, CachedProjection>>;
-    readonly effective: ReadonlyMap<string, CachedProjection>;
-  },
+function collectSnapshot(
+  sources: SnapshotSources,
   services: ReadonlySet<string> | undefined,
   view: CacheView,
+  servable: (entry: CachedProjection) => boolean,
 ): CachedProjection[] {
-  const { all, byService, effective } = maps;
+  const { all, effective, byService } = sources;
   const entries: CachedProjection[] = [];
   if (services === undefined || services.size === 0) {
-    for (const entry of view === "all" ? all.values() : effective.values()) entries.push(entry);
-  } else {
-    for (const service of services) {
-      if (view === "effective") {
-        const entry = effective.get(service);
-        if (entry !== undefined) entries.push(entry);
-      } else {
-        for (const entry of byService.get(service)?.values() ?? []) entries.push(entry);
+    if (view === "effective") for (const entry of effective.values()) entries.push(entry);
+    else for (const entry of all.values()) if (servable(entry)) entries.push(entry);
+    return entries.sort(byServiceThenOrigin);
+  }
+  for (const service of services) {
+    if (view === "effective") {
+      const entry = effective.get(service);
+      if (entry !== undefined) entries.push(entry);
+    } else {
+      for (const entry of byService.get(service)?.values() ?? []) {
+        if (servable(entry)) entries.push(entry);
       }
     }
   }
@@ -205,6 +226,11 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
     const count = (perOriginCount.get(origin) ?? 0) + delta;
     if (count === 0) perOriginCount.delete(origin);
     else perOriginCount.set(origin, count);
+  }
+
+  /** Whether the entry of `key` may be served: it is not rejected as `too_large`. */
+  function servable(key: string): boolean {
+    return rejected.get(key)?.reason !== "too_large";
   }
 
   function recordRejection(entry: CachedProjection): void {
@@ -243,7 +269,9 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
       }
       perOrigin.set(origin, change.entry);
       recordRejection(change.entry);
-      raw = upsertOf(change.entry, change.revision);
+      raw = servable(key)
+        ? upsertOf(change.entry, change.revision)
+        : { type: "delete", origin, service, revision: change.revision };
     } else {
       if (all.delete(key)) countOrigin(origin, -1);
       rejected.delete(key);
@@ -298,9 +326,6 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
     return records;
   }
 
-  const snapshot = (services: ReadonlySet<string> | undefined, view: CacheView) =>
-    snapshotOf({ all, byService, effective }, services, view);
-
   return {
     apply,
     resync,
@@ -308,13 +333,19 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
     originSize: (origin) => perOriginCount.get(origin) ?? 0,
     upsertRecord(entry, revision) {
       const winner = effective.get(entry.service) === entry;
+      const { origin, service } = entry;
       return {
         revision,
-        raw: upsertOf(entry, revision),
+        raw: servable(entryKey(origin, service))
+          ? upsertOf(entry, revision)
+          : { type: "delete", origin, service, revision },
         effective: winner ? upsertOf(entry, revision) : undefined,
       };
     },
-    snapshot,
+    snapshot: (services, view) =>
+      collectSnapshot({ all, effective, byService }, services, view, (entry) =>
+        servable(entryKey(entry.origin, entry.service)),
+      ),
     stats() {
       const counts = new Map<ImportRejectionReason, number>();
       for (const rejection of rejected.values()) {

@@ -37,6 +37,10 @@
  *   the term and the election campaigns again.
  * - Authority: with a control cluster other than this registrar's own
  *   cluster, it does not export at all, and says why once.
+ * - Size: every projection is held to the projection limits (bytes, routes,
+ *   rules); a route that does not fit is left out as a `too_large` rejection
+ *   (see `projection-limiter.ts`). Rejections and warnings are logged through
+ *   a rate-limited log, a few lines of each kind a minute and then a count.
  *
  * This module is the shell: leadership terms and their fences, the source,
  * the store, metrics, logs and status. What to write (the diff, content
@@ -45,6 +49,7 @@
  * the coalescing runner in `coalescing-runner.ts`.
  */
 import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
+import type { ProjectionLimits } from "../../common/projection-limits.js";
 import { formatVersion } from "../../common/projection-version.js";
 import type { RouteRejection, RouteWarning } from "../../common/projector.js";
 import {
@@ -53,6 +58,7 @@ import {
 } from "../../common/projector-incremental.js";
 import { type Backoff, type BackoffOptions, createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import { createRateLimitedLog, type RateLimitedLog } from "../../runtime/rate-limited-log.js";
 import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
 import { type ConfigStore, FencedWriteError, type WriteOptions } from "../store/config-store.js";
 import { type CoalescingRunner, createCoalescingRunner } from "./coalescing-runner.js";
@@ -66,6 +72,7 @@ import {
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
 import { type RepairKind, repairKindOf } from "./own-key-change.js";
 import { listOwnKeys, type OwnKeys } from "./own-key-watch.js";
+import { createProjectionLimiter, type ProjectionLimiter } from "./projection-limiter.js";
 import { runLimited } from "./run-limited.js";
 
 /** The default debounce of change notifications, in milliseconds. */
@@ -99,6 +106,11 @@ export interface ExportControllerOptions {
   readonly retryMaxMs?: number;
   /** A source of uniform numbers in [0, 1) for retry jitter; default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * The projection limits: routes that would take a projection over them are
+   * left out as `too_large` rejections; default `DEFAULT_PROJECTION_LIMITS`.
+   */
+  readonly limits?: ProjectionLimits;
 }
 
 /** What the controller is doing; see {@link ExportStatus.state}. */
@@ -143,7 +155,11 @@ export interface ExportStatus {
   readonly lastSuccessAt: Date | undefined;
   /** Why the last reconcile failed; undefined after a success. */
   readonly lastError: string | undefined;
-  /** The routes the projector rejected in the last reconcile. */
+  /**
+   * The routes rejected in the last reconcile: by the projector, or as
+   * `too_large` by the projection limits. Complete (GetConfigStatus bounds
+   * what it serves of it).
+   */
   readonly rejections: readonly RouteRejection[];
   /** The problems in routes projected anyway, from the last reconcile. */
   readonly warnings: readonly RouteWarning[];
@@ -224,6 +240,10 @@ interface Shell {
   /** The retry delays of reconciles, and of the watch of the own keys. */
   readonly retry: BackoffOptions;
   readonly projector: IncrementalProjector;
+  /** Holds the projections to the projection limits. */
+  readonly limiter: ProjectionLimiter;
+  /** Where per-route problems are logged, a few lines of each kind a minute. */
+  readonly problemLog: RateLimitedLog;
   phase: "created" | "running" | "stopped";
   /** The last version issued (see {@link nextVersion}); 0 before the first. */
   lastIssued: bigint;
@@ -315,6 +335,7 @@ export function createExportController(options: ExportControllerOptions): Export
       await runner.running;
       metrics.setLeader(false);
       await source.stop();
+      shell.problemLog.flush();
     },
     status: () => statusOf(shell, authority),
     idle: () => runner.whenIdle(),
@@ -367,6 +388,8 @@ function newShell(options: ExportControllerOptions): Shell {
     backoff: createBackoff(retry),
     retry,
     projector: createIncrementalProjector(),
+    limiter: createProjectionLimiter(options.limits),
+    problemLog: createRateLimitedLog(options.logger ?? createSilentLogger()),
     phase: "created",
     lastIssued: 0n,
     own: undefined,
@@ -501,10 +524,12 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
   shell.toRepair = new Set();
   const done: Written = { puts: [], deletes: [], repairs: [] };
   try {
-    const { full, projections, rejections, warnings } = projector.update(snapshot, {
+    const update = projector.update(snapshot, {
       full: listed === undefined,
       services: repairing,
     });
+    const { full, warnings } = update;
+    const { projections, rejections } = shell.limiter.apply(update);
     noteProblems(shell, rejections, warnings);
     // Handed over to the batches, which let go of each projection as they take it.
     const pending: (ServiceConfigProjection | undefined)[] = [...projections];
@@ -513,7 +538,11 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
     const unexports = planUnexports(own.view, projector.services, problems > 0);
     if (unexports.held.length > 0) {
       logger.warn(
-        { services: unexports.held, problems },
+        {
+          services: unexports.held.slice(0, LOGGED_SERVICES),
+          held: unexports.held.length,
+          problems,
+        },
         "holding unexports while the export source reports problems",
       );
       // A held key another writer put is repaired (and counted) once the hold ends.
@@ -632,13 +661,17 @@ function writers(
   return { writeBatch, unexport };
 }
 
-/** Logs and counts the rejections and warnings not seen in the previous reconcile. */
+/**
+ * Counts the rejections and warnings not seen in the previous reconcile, and
+ * logs them through the rate-limited log (a few lines of each kind a minute,
+ * then a count), so a snapshot of thousands of bad routes logs a handful.
+ */
 function noteProblems(
   shell: Shell,
   newRejections: RouteRejection[],
   newWarnings: RouteWarning[],
 ): void {
-  const { logger, metrics } = shell;
+  const { problemLog, metrics } = shell;
   const seen = new Set<string>();
   for (const [kind, list] of [
     ["rejection", newRejections],
@@ -656,9 +689,9 @@ function noteProblems(
       };
       if (kind === "rejection") {
         metrics.countRejection(problem.reason);
-        logger.warn(fields, "route rejected; it is not exported");
+        problemLog.warn("route-rejection", fields, "route rejected; it is not exported");
       } else {
-        logger.warn(fields, "route exported with a problem");
+        problemLog.warn("route-warning", fields, "route exported with a problem");
       }
     }
   }

@@ -3,6 +3,7 @@
  * names `aether.config.export.*`), registered in the registrar's registry.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
+import { ROUTE_REJECTION_REASONS } from "../../common/projector.js";
 import { REPAIR_KINDS, type RepairKind } from "./own-key-change.js";
 
 /** What the export controller reports as it works. */
@@ -42,7 +43,7 @@ export function createNoopExportMetrics(): ExportMetrics {
  * `aether_config_export_writes_total{op}`,
  * `aether_config_export_repairs_total{kind}` (each kind pre-registered at 0),
  * `aether_config_export_errors_total`,
- * `aether_config_export_rejections_total{reason}`,
+ * `aether_config_export_rejections_total{reason}` (every projector reason at 0 from the start),
  * `aether_config_export_leader` and
  * `aether_config_export_last_success_timestamp_seconds`.
  */
@@ -77,6 +78,7 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     labelNames: ["reason"],
     registers: [registry],
   });
+  for (const reason of ROUTE_REJECTION_REASONS) rejections.inc({ reason }, 0);
   const leader = new Gauge({
     name: "aether_config_export_leader",
     help: "1 while this registrar holds the export leadership of its cluster, 0 otherwise.",

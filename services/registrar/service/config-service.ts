@@ -131,13 +131,18 @@ function toConnectError(error: unknown, logger: Logger): ConnectError {
 
 /**
  * Returns a list response carrying `entries` as its projections: their stored
- * bytes when the response is binary, decoded messages otherwise.
+ * bytes when the response is binary, decoded messages otherwise. An entry
+ * whose value is longer than `maxBytes` (the projection byte limit; the
+ * cache rejects it as `too_large`) is left out: no reader is ever sent an
+ * oversized value, nor the stub a store gives in place of its projection.
  */
 function withProjections<T extends ListAllConfigResponse | ListConfigResponse>(
   response: T,
-  entries: readonly StoredProjection[],
+  listed: readonly StoredProjection[],
   binary: boolean,
+  maxBytes: number,
 ): T {
+  const entries = listed.filter((entry) => entry.value.length <= maxBytes);
   if (!binary) {
     response.projections = entries.map((entry) => entry.projection);
     return response;
@@ -192,7 +197,7 @@ export function createConfigService(
       nextPageToken: page.nextPageToken,
       revision: BigInt(page.revision),
     });
-    return withProjections(response, page.entries, binary);
+    return withProjections(response, page.entries, binary, policy.limits.maxBytes);
   }
 
   async function listAllConfig(
@@ -210,7 +215,7 @@ export function createConfigService(
       nextPageToken: page.nextPageToken,
       revision: BigInt(page.revision),
     });
-    return withProjections(response, page.entries, binary);
+    return withProjections(response, page.entries, binary, policy.limits.maxBytes);
   }
 
   async function unary<T>(method: string, run: () => Promise<T>): Promise<T> {

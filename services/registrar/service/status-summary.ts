@@ -4,7 +4,24 @@
  * force and the conflicts, in the response's field shapes and orders. No
  * import-policy decision is taken here: trust, rejections and winners come
  * from the cache, which applied the policy as the changes came in.
+ *
+ * Every list is bounded (20,000 junk values must not make a 50 MB response):
+ * at most `limit` entries (default 100) are listed, and when more exist a
+ * final synthetic entry counts them, with a `truncationNote` ("N more …
+ * not shown (M in all)") in the field readers show: the `message` of a
+ * rejection whose `reason` is `truncated` and whose service and origin are
+ * empty; the `origin` of an origin entry (its `projections` then the
+ * omitted origins' total); the `service` of a conflict. Texts are capped at
+ * 1 KiB and a conflict names at most 20 losers. The response's shape cannot
+ * change, so this is how a truncated list says so.
  */
+import {
+  boundList,
+  capText,
+  DEFAULT_LIST_LIMIT,
+  TRUNCATED_REASON,
+  truncationNote,
+} from "../../common/bounded-list.js";
 import type { ImportConflict, ImportRejection } from "../../common/import-policy.js";
 import { parseVersion } from "../../common/projection-version.js";
 import type { CachedProjection } from "../cache/cached-projection.js";
@@ -49,11 +66,11 @@ export interface ConflictSummary {
 
 /** The import fields of a GetConfigStatus response. */
 export interface StatusSummary {
-  /** One entry per origin with projections, by origin name. */
+  /** One entry per origin with projections, by origin name (bounded: see the module comment). */
   readonly origins: OriginSummary[];
-  /** The rejections, in the order given (by service then origin). */
+  /** The rejections, in the order given (by service then origin; bounded). */
   readonly rejections: RejectionSummary[];
-  /** The conflicts, in the order given (by service). */
+  /** The conflicts, in the order given (by service; bounded). */
   readonly conflicts: ConflictSummary[];
 }
 
@@ -71,11 +88,27 @@ export interface StatusSources {
   readonly conflicts: readonly ImportConflict<CachedProjection>[];
   /** The control cluster; undefined in federated mode, where every origin is trusted. */
   readonly controlCluster: string | undefined;
+  /** How many entries each list holds at most, besides its final count; default 100. */
+  readonly limit?: number;
 }
 
-/** Builds the origins, rejections and conflicts of a GetConfigStatus response. */
+/** How many losing origins a conflict names at most; the rest are counted in a final name. */
+export const MAX_LOSERS_NAMED = 20;
+
+/** `names` bounded to `limit`, with a final `(N more)` name counting the rest. */
+export function boundNames(names: readonly string[], limit: number = MAX_LOSERS_NAMED): string[] {
+  const { items, omitted } = boundList(names, limit);
+  if (omitted > 0) items.push(`(${omitted} more)`);
+  return items.map((name) => capText(name));
+}
+
+/**
+ * Builds the origins, rejections and conflicts of a GetConfigStatus response,
+ * each list bounded as the module comment says.
+ */
 export function summarizeStatus(sources: StatusSources): StatusSummary {
   const { controlCluster } = sources;
+  const limit = sources.limit ?? DEFAULT_LIST_LIMIT;
   const origins = new Map<
     string,
     { count: number; newest: string; oldest: string; newestNs: bigint; oldestNs: bigint }
@@ -99,28 +132,59 @@ export function summarizeStatus(sources: StatusSources): StatusSummary {
       }
     }
   }
-  return {
-    origins: [...origins.keys()].sort().map((origin) => {
+  const names = [...origins.keys()].sort();
+  const shownOrigins = boundList(names, limit);
+  const rejections = boundList(sources.rejections, limit);
+  const conflicts = boundList(sources.conflicts, limit);
+  const summary: StatusSummary = {
+    origins: shownOrigins.items.map((origin) => {
       const summary = origins.get(origin) as { count: number; newest: string; oldest: string };
       return {
-        origin,
+        origin: capText(origin),
         projections: summary.count,
-        newestVersion: summary.newest,
-        oldestVersion: summary.oldest,
+        newestVersion: capText(summary.newest),
+        oldestVersion: capText(summary.oldest),
         trusted: controlCluster === undefined || controlCluster === origin,
       };
     }),
-    rejections: sources.rejections.map((r) => ({
-      service: r.candidate.service,
-      originCluster: r.candidate.origin,
+    rejections: rejections.items.map((r) => ({
+      service: capText(r.candidate.service),
+      originCluster: capText(r.candidate.origin),
       reason: r.reason,
-      message: r.message,
+      message: capText(r.message),
     })),
-    conflicts: sources.conflicts.map((c) => ({
-      service: c.service,
-      winnerOrigin: c.winner.origin,
-      winnerVersion: c.winner.projection.version,
-      loserOrigins: c.losers.map((l) => l.origin),
+    conflicts: conflicts.items.map((c) => ({
+      service: capText(c.service),
+      winnerOrigin: capText(c.winner.origin),
+      winnerVersion: capText(c.winner.projection.version),
+      loserOrigins: boundNames(c.losers.map((l) => l.origin)),
     })),
   };
+  if (shownOrigins.omitted > 0) {
+    const hidden = names.slice(limit);
+    summary.origins.push({
+      origin: truncationNote(shownOrigins.omitted, names.length, "origins"),
+      projections: hidden.reduce((sum, origin) => sum + (origins.get(origin)?.count ?? 0), 0),
+      newestVersion: "",
+      oldestVersion: "",
+      trusted: false,
+    });
+  }
+  if (rejections.omitted > 0) {
+    summary.rejections.push({
+      service: "",
+      originCluster: "",
+      reason: TRUNCATED_REASON,
+      message: truncationNote(rejections.omitted, sources.rejections.length, "rejections"),
+    });
+  }
+  if (conflicts.omitted > 0) {
+    summary.conflicts.push({
+      service: truncationNote(conflicts.omitted, sources.conflicts.length, "conflicts"),
+      winnerOrigin: "",
+      winnerVersion: "",
+      loserOrigins: [],
+    });
+  }
+  return summary;
 }

@@ -10,6 +10,7 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { DEFAULT_PROJECTION_LIMITS } from "../../common/projection-limits.js";
 import { checkServiceName } from "../../common/service-name.js";
 import type { Logger } from "../../runtime/logger.js";
 import {
@@ -21,6 +22,8 @@ import {
   type StoreEvent,
   type StoreWrite,
 } from "./config-store.js";
+import { oversizedEntry } from "./oversized-value.js";
+import { createSkipReports } from "./skipped-values.js";
 import {
   allOriginsKeyPrefix,
   originKeyPrefix,
@@ -63,7 +66,9 @@ export interface EntryDecoder {
   /**
    * Returns the stamped entry for a raw entry, or undefined when its key is
    * not a projection key (counted in `invalidKeys`), it does not pass
-   * `filter`, or its value does not decode (counted in `decodeErrors`).
+   * `filter`, or its value does not decode (counted in `decodeErrors`). A
+   * value longer than `maxValueBytes` is not decoded at all: its entry is
+   * an oversized one (see `oversizedEntry`), which importers reject.
    */
   decodeEntry(raw: RawEntry, filter?: ProjectionFilter): StoredProjection | undefined;
   /**
@@ -85,7 +90,10 @@ export interface EntryDecoder {
 export interface EntryDecoderOptions {
   /** The normalized store prefix keys are parsed under. */
   readonly prefix: string;
-  /** Where skipped keys and values are reported, once each, at warn level. */
+  /**
+   * Where skipped keys and values are reported, once each, at warn level,
+   * through a rate-limited log (a few lines of each kind a minute, then a count).
+   */
   readonly logger: Logger;
   /**
    * How many distinct offending values are remembered for de-duplication
@@ -98,6 +106,13 @@ export interface EntryDecoderOptions {
    * The oldest are forgotten first.
    */
   readonly verifiedMemory?: number;
+  /**
+   * The longest value that is decoded, in bytes; default the projection
+   * byte limit (`DEFAULT_PROJECTION_LIMITS.maxBytes`). A longer value is
+   * never decoded: its entry is an oversized one (see `oversizedEntry`),
+   * which the import policy rejects as `too_large`.
+   */
+  readonly maxValueBytes?: number;
 }
 
 /** A value the decoder has decoded and found needing no re-stamping. */
@@ -314,11 +329,10 @@ export function isOtherSubtree(prefix: string, key: string): boolean {
  * re-stamped from the key and counted in `restamped`.
  */
 export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
-  const { prefix, logger } = options;
-  const memory = options.memory ?? 10_000;
+  const { prefix } = options;
   const verifiedMemory = options.verifiedMemory ?? 100_000;
-  const counters = { decodeErrors: 0, invalidKeys: 0, restamped: 0 };
-  const seen = new Set<string>();
+  const maxValueBytes = options.maxValueBytes ?? DEFAULT_PROJECTION_LIMITS.maxBytes;
+  const reports = createSkipReports(options.logger, options.memory ?? 10_000);
   /**
    * The last value decoded under each key, when it decoded and needed no
    * re-stamping: the same bytes again are known to decode to a message that
@@ -340,15 +354,6 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
     return known;
   };
 
-  /** Returns true the first time a (kind, key, revision) is seen. */
-  const firstTime = (kind: string, key: string, revision: number): boolean => {
-    const id = `${kind} ${revision} ${key}`;
-    if (seen.has(id)) return false;
-    if (seen.size >= memory) seen.clear();
-    seen.add(id);
-    return true;
-  };
-
   const parseKey = (key: string, revision: number): ProjectionKeyParts | undefined => {
     const parts = parseProjectionKey(prefix, key);
     if (parts !== undefined && isServiceKey(parts.service)) return parts;
@@ -357,10 +362,13 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
       // endpoint registry): not ours, not an error.
       return undefined;
     }
-    if (firstTime("key", key, revision)) {
-      counters.invalidKeys++;
-      logger.warn({ key, revision }, "skipping a store key that is not a projection key");
-    }
+    reports.report(
+      "key",
+      key,
+      revision,
+      { key, revision },
+      "skipping a store key that is not a projection key",
+    );
     return undefined;
   };
 
@@ -373,34 +381,30 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
     try {
       projection = fromBinary(ServiceConfigProjectionSchema, raw.value);
     } catch (error) {
-      if (firstTime("value", raw.key, raw.modRevision)) {
-        counters.decodeErrors++;
-        logger.warn(
-          {
-            key: raw.key,
-            origin: parts.origin,
-            service: parts.service,
-            modRevision: raw.modRevision,
-            err: error,
-          },
-          "skipping a store value that does not decode",
-        );
-      }
+      const { origin, service } = parts;
+      const fields = { key: raw.key, origin, service, modRevision: raw.modRevision, err: error };
+      reports.report(
+        "value",
+        raw.key,
+        raw.modRevision,
+        fields,
+        "skipping a store value that does not decode",
+      );
       return undefined;
     }
     if (projection.originCluster !== parts.origin || projection.service !== parts.service) {
-      if (firstTime("stamp", raw.key, raw.modRevision)) {
-        counters.restamped++;
-        logger.warn(
-          {
-            key: raw.key,
-            modRevision: raw.modRevision,
-            claimedOrigin: projection.originCluster,
-            claimedService: projection.service,
-          },
-          "re-stamping a store value whose origin or service disagrees with its key",
-        );
-      }
+      reports.report(
+        "stamp",
+        raw.key,
+        raw.modRevision,
+        {
+          key: raw.key,
+          modRevision: raw.modRevision,
+          claimedOrigin: projection.originCluster,
+          claimedService: projection.service,
+        },
+        "re-stamping a store value whose origin or service disagrees with its key",
+      );
       projection.originCluster = parts.origin;
       projection.service = parts.service;
       return { projection, restamped: true };
@@ -411,6 +415,7 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
   const decodeEntry = (raw: RawEntry, filter?: ProjectionFilter): StoredProjection | undefined => {
     const parts = parseKey(raw.key, raw.modRevision);
     if (parts === undefined || !matchesFilter(parts, filter)) return undefined;
+    if (raw.value.length > maxValueBytes) return oversizedEntry(parts, raw.value, raw.modRevision);
     const known = verified.get(raw.key);
     if (known !== undefined && sameBytes(known.value, raw.value)) {
       return lazyEntry(parts, known.value, known.version, raw.modRevision);
@@ -454,7 +459,7 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
   };
 
   return {
-    counters,
+    counters: reports.counters,
     decodeEntry,
     decodeChanges,
     noteWritten: (key, value, version) => {

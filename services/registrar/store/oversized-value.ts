@@ -1,0 +1,87 @@
+/**
+ * A stored value over the projection byte limit, as a store passes it on:
+ * never decoded (decoding a 15 MB value costs many times that in memory),
+ * only its `version` read off its top-level field headers, and a stub in
+ * place of its projection. The import policy then rejects it as `too_large`
+ * from its length alone (see `PolicyCandidate.value`), and the cache serves
+ * it to nobody.
+ */
+import { create } from "@bufbuild/protobuf";
+import { ServiceConfigProjectionSchema } from "../../../gen/aether/registry/v1/projection_pb.js";
+import type { StoredProjection } from "./config-store.js";
+import type { ProjectionKeyParts } from "./store-key.js";
+
+/** The longest `version` read off an oversized value; a longer one is read as empty. */
+const MAX_PEEKED_VERSION = 64;
+
+/** Reads a varint of up to 35 bits at `at`; undefined when it is cut short or longer. */
+function varintAt(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
+  let value = 0;
+  for (let shift = 0, i = at; shift < 35; shift += 7, i++) {
+    const byte = bytes[i];
+    if (byte === undefined) return undefined;
+    value += (byte & 0x7f) * 2 ** shift;
+    if ((byte & 0x80) === 0) return { value, next: i + 1 };
+  }
+  return undefined;
+}
+
+/**
+ * The `version` (field 3) of an encoded projection, read by walking its
+ * top-level fields without decoding them; undefined when the bytes are not
+ * a well-formed sequence of fields before it, it is missing, or it is longer
+ * than 64 bytes. Costs one step per top-level field (routes are skipped
+ * whole).
+ */
+export function peekVersion(value: Uint8Array): string | undefined {
+  let at = 0;
+  while (at < value.length) {
+    const tag = varintAt(value, at);
+    if (tag === undefined) return undefined;
+    at = tag.next;
+    const wireType = tag.value % 8;
+    if (wireType === 0) {
+      const skipped = varintAt(value, at);
+      if (skipped === undefined) return undefined;
+      at = skipped.next;
+    } else if (wireType === 1) at += 8;
+    else if (wireType === 5) at += 4;
+    else if (wireType === 2) {
+      const length = varintAt(value, at);
+      if (length === undefined || length.next + length.value > value.length) return undefined;
+      if (Math.floor(tag.value / 8) === 3) {
+        if (length.value > MAX_PEEKED_VERSION) return undefined;
+        return new TextDecoder().decode(value.subarray(length.next, length.next + length.value));
+      }
+      at = length.next + length.value;
+    } else return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The entry a store gives for `value`, stored under the key of `parts` at
+ * `modRevision`, when it is over the byte limit: `value` as stored (never
+ * decoded, not verified against its key), the version {@link peekVersion}
+ * reads (empty when it reads none), and as `projection` a stub with the
+ * key's service and origin, that version, and no routes.
+ */
+export function oversizedEntry(
+  parts: ProjectionKeyParts,
+  value: Uint8Array,
+  modRevision: number,
+): StoredProjection {
+  const version = peekVersion(value) ?? "";
+  return {
+    origin: parts.origin,
+    service: parts.service,
+    projection: create(ServiceConfigProjectionSchema, {
+      service: parts.service,
+      originCluster: parts.origin,
+      version,
+    }),
+    value,
+    version,
+    modRevision,
+  };
+}
