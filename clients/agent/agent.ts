@@ -442,7 +442,7 @@ function endpoint(
  * share (the dependency set, the imported winners, the cached local routes)
  * and wires them; see the module comment.
  *
- * Why it is long: it is only that wiring, flat, a little over 150 lines: the
+ * Why it is long: it is only that wiring, flat (about 180 lines): the
  * closures share the agent's state, and splitting them further would pass
  * that state around instead.
  */

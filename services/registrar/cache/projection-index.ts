@@ -206,6 +206,29 @@ function collectSnapshot(
   return entries.sort(byServiceThenOrigin);
 }
 
+/**
+ * Makes `winner` the effective entry of `service` in `effective` (none when
+ * undefined) and returns the effective view's event for that change at
+ * `revision`: an upsert of a new winner, a delete when the service lost its
+ * last trusted entry, or undefined when the winner stayed the same.
+ */
+function setWinner(
+  effective: Map<string, CachedProjection>,
+  service: string,
+  winner: CachedProjection | undefined,
+  revision: number,
+): CacheEvent | undefined {
+  const before = effective.get(service);
+  if (winner === undefined) {
+    if (before === undefined) return undefined;
+    effective.delete(service);
+    return { type: "delete", origin: before.origin, service, revision };
+  }
+  if (before === winner) return undefined;
+  effective.set(service, winner);
+  return upsertOf(winner, revision);
+}
+
 /** Creates an empty index under `options.policy`. */
 export function createProjectionIndex(options: ProjectionIndexOptions): ProjectionIndex {
   const { policy } = options;
@@ -283,23 +306,7 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
     const trusted = ranked(service);
     if (trusted.length > 1) conflicted.add(service);
     else conflicted.delete(service);
-    const before = effective.get(service);
-    const after = trusted[0];
-    let effectiveEvent: CacheEvent | undefined;
-    if (after === undefined) {
-      if (before !== undefined) {
-        effective.delete(service);
-        effectiveEvent = {
-          type: "delete",
-          origin: before.origin,
-          service,
-          revision: change.revision,
-        };
-      }
-    } else if (before !== after) {
-      effective.set(service, after);
-      effectiveEvent = upsertOf(after, change.revision);
-    }
+    const effectiveEvent = setWinner(effective, service, trusted[0], change.revision);
     return { revision: change.revision, raw, effective: effectiveEvent };
   }
 
