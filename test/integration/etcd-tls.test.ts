@@ -98,7 +98,17 @@ async function expectSeededProjection(url: string): Promise<void> {
     ConfigService,
     createConnectTransport({ baseUrl: url, httpVersion: "2" }),
   );
-  const own = await client.listConfig({});
+  // Lists are served from the registrar's cache, which follows the seed's
+  // write a moment after /readyz turns ready.
+  let own = await client.listConfig({});
+  await waitFor(
+    async () => {
+      own = await client.listConfig({});
+      return own.projections.length > 0;
+    },
+    TIMEOUT_MS,
+    "the seeded projection in a listing",
+  );
   expect(own.projections.map((p) => [p.service, p.originCluster])).toEqual([["shop/cart", "hub"]]);
   const all = await client.listAllConfig({ view: ConfigView.ALL_ORIGINS });
   expect(all.projections.map((p) => p.service)).toEqual(["shop/cart"]);
