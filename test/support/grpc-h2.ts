@@ -6,17 +6,25 @@
 import { type ClientHttp2Session, type ClientHttp2Stream, connect } from "node:http2";
 import { grpcEnvelope } from "./raw-h2.js";
 
-/** How a hand-made gRPC call ended, or what it received so far. */
+/** How a hand-made gRPC call ended. */
+export interface GrpcOutcome {
+  readonly status?: string;
+  readonly message?: string;
+  readonly trailers: Record<string, unknown>;
+  readonly rstCode: number;
+}
+
+/** A hand-made gRPC call: its stream, and what it received so far. */
 export interface GrpcCall {
   readonly stream: ClientHttp2Stream;
   /** Resolves with the response headers. */
   readonly headers: Promise<Record<string, string | string[] | undefined>>;
   /**
    * Resolves once the call is over: its `grpc-status` and `grpc-message`
-   * (from the trailers, or the headers of a trailers-only response), and
-   * the stream's reset code.
+   * (from the trailers, or the headers of a trailers-only response), the
+   * trailers, and the stream's reset code.
    */
-  readonly ended: Promise<{ status?: string; message?: string; rstCode: number }>;
+  readonly ended: Promise<GrpcOutcome>;
   /** How many response body bytes arrived so far. */
   readonly received: () => number;
 }
@@ -51,6 +59,7 @@ export function grpcCall(
   let received = 0;
   let status: string | undefined;
   let message: string | undefined;
+  let trailers: Record<string, unknown> = {};
   const take = (headers: Record<string, unknown>) => {
     if (headers["grpc-status"] !== undefined) {
       status = String(headers["grpc-status"]);
@@ -63,12 +72,17 @@ export function grpcCall(
       resolve(h);
     }),
   );
-  stream.on("trailers", take);
+  stream.on("trailers", (received: Record<string, unknown>) => {
+    trailers = received;
+    take(received);
+  });
   stream.on("data", (chunk: Buffer) => {
     received += chunk.length;
   });
-  const ended = new Promise<{ status?: string; message?: string; rstCode: number }>((resolve) =>
-    stream.once("close", () => resolve({ status, message, rstCode: stream.rstCode ?? 0 })),
+  const ended = new Promise<GrpcOutcome>((resolve) =>
+    stream.once("close", () =>
+      resolve({ status, message, trailers, rstCode: stream.rstCode ?? 0 }),
+    ),
   );
   const body = options.body ?? grpcEnvelope(new Uint8Array(0));
   if (options.end ?? true) stream.end(body);

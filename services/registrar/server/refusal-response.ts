@@ -2,10 +2,16 @@
  * The answer to a request the server refuses before any handler sees it (too
  * many unfinished request bodies), in the protocol the request speaks, so
  * that every client reads a status code and retry advice rather than a
- * broken response: gRPC and gRPC-Web get a trailers-only response
- * (`grpc-status`, `grpc-message`, `grpc-retry-pushback-ms`), Connect
- * streaming an end-stream message, and Connect unary (and anything else) the
- * Connect JSON error with its HTTP status; every answer carries `retry-after`.
+ * broken response: gRPC gets headers and then trailers (`grpc-status`,
+ * `grpc-message`, `grpc-retry-pushback-ms`), gRPC-Web the same in a trailer
+ * frame, Connect streaming an end-stream message, and Connect unary (and
+ * anything else) the Connect JSON error with its HTTP status; every answer
+ * carries `retry-after`.
+ *
+ * Not a gRPC trailers-only response: Node resets the stream of a response
+ * that ends on its HEADERS while the request is unread (RST_STREAM
+ * NO_ERROR), and grpc-js then reports "Call ended without gRPC status"
+ * instead of the status those headers carried.
  */
 import type { ServerResponse } from "node:http";
 import type { Http2ServerResponse } from "node:http2";
@@ -22,7 +28,11 @@ import {
   contentTypeRegExp as grpcContentType,
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
-import { contentTypeRegExp as grpcWebContentType } from "@connectrpc/connect/protocol-grpc-web";
+import {
+  contentTypeRegExp as grpcWebContentType,
+  trailerFlag,
+  trailerSerialize,
+} from "@connectrpc/connect/protocol-grpc-web";
 
 /** A complete HTTP response, ready to write. */
 export interface RefusalResponse {
@@ -30,8 +40,14 @@ export interface RefusalResponse {
   readonly status: number;
   /** The response headers (lower-case names). */
   readonly headers: Readonly<Record<string, string>>;
-  /** The body; empty for trailers-only responses. */
+  /** The body. */
   readonly body: Uint8Array;
+  /**
+   * gRPC: the status, sent as HTTP/2 trailers after the headers (over
+   * HTTP/1.1, where gRPC has no trailers, as headers of a trailers-only
+   * response).
+   */
+  readonly trailers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -47,16 +63,27 @@ export function refusalResponse(
   const error = new ConnectError(message, code);
   const retryAfter = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
   const type = contentType ?? "";
-  if (grpcContentType.test(type) || grpcWebContentType.test(type)) {
-    const headers: Record<string, string> = {
-      "content-type": type,
-      "retry-after": retryAfter,
-      "grpc-retry-pushback-ms": String(retryAfterMs),
+  const grpcStatus = setTrailerStatus(new Headers(), error);
+  grpcStatus.set("grpc-retry-pushback-ms", String(retryAfterMs));
+  const webMatch = grpcWebContentType.exec(type);
+  if (webMatch !== null) {
+    const frame = encodeEnvelope(trailerFlag, trailerSerialize(grpcStatus));
+    return {
+      status: 200,
+      headers: { "content-type": type, "retry-after": retryAfter },
+      body:
+        webMatch[1] === undefined
+          ? frame
+          : new TextEncoder().encode(Buffer.from(frame).toString("base64")),
     };
-    setTrailerStatus(new Headers(), error).forEach((value, key) => {
-      headers[key] = value;
-    });
-    return { status: 200, headers, body: new Uint8Array(0) };
+  }
+  if (grpcContentType.test(type)) {
+    return {
+      status: 200,
+      headers: { "content-type": type, "retry-after": retryAfter },
+      body: new Uint8Array(0),
+      trailers: Object.fromEntries(grpcStatus.entries()),
+    };
   }
   if (connectStreamContentType.test(type)) {
     const endStream = JSON.stringify(endStreamToJson(new Headers(), error, undefined));
@@ -87,14 +114,18 @@ export function sendRefusal(
 ): void {
   if (res.headersSent || res.writableEnded) return;
   const response = refusalResponse(contentType, code, message, retryAfterMs);
-  const headers: Record<string, string> = { ...response.headers };
-  if (res.req.httpVersionMajor < 2) {
-    headers.connection = "close";
-    headers["content-length"] = String(response.body.byteLength);
+  if (res.req.httpVersionMajor >= 2) {
+    res.writeHead(response.status, response.headers);
+    if (response.trailers !== undefined) res.addTrailers(response.trailers);
+    if (response.body.byteLength === 0) res.end();
+    else res.end(response.body);
+    return;
   }
-  res.writeHead(response.status, headers);
-  // Without a body, HTTP/2 ends the stream on the HEADERS frame, as a
-  // gRPC trailers-only response must.
-  if (response.body.byteLength === 0) res.end();
-  else res.end(response.body);
+  res.writeHead(response.status, {
+    ...response.headers,
+    ...response.trailers,
+    connection: "close",
+    "content-length": String(response.body.byteLength),
+  });
+  res.end(response.body);
 }
