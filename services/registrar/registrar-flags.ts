@@ -8,12 +8,21 @@ import { parseArgs } from "node:util";
 import { checkClusterName } from "../common/service-name.js";
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
 import { UsageError } from "../process/usage-error.js";
+import {
+  LIMIT_FLAG_OPTIONS,
+  LIMIT_FLAGS_USAGE,
+  parseLimitFlags,
+  type RegistrarLimits,
+} from "./limit-flags.js";
 import { MIN_PAGE_TOKEN_KEY_BYTES } from "./service/page-token.js";
 import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 
-/** The registrar's validated configuration. */
-export interface RegistrarConfig {
+/**
+ * The registrar's validated configuration; the limits of its network front
+ * and watch streams come from `limit-flags.ts`.
+ */
+export interface RegistrarConfig extends RegistrarLimits {
   /** This registrar's cluster: the origin it owns in the store. */
   readonly cluster: string;
   /** The address to listen on. */
@@ -129,7 +138,8 @@ Flags:
                             registrar's clock (version_out_of_range; default 5m)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
-`;
+
+${LIMIT_FLAGS_USAGE}`;
 
 /**
  * Parses the registrar's arguments (without `node` and the script). Returns
@@ -166,6 +176,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         kubeconfig: { type: "string" },
         "election-ttl": { type: "string", default: "10s" },
         help: { type: "boolean", short: "h" },
+        ...LIMIT_FLAG_OPTIONS,
       },
     }));
   } catch (error) {
@@ -239,6 +250,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     values["max-version-skew"] as string,
   );
   if (maxVersionSkewMs < 1_000) throw new UsageError("--max-version-skew must be at least 1s");
+  const limits = parseLimitFlags(values);
   return {
     cluster,
     ...parseListenFlag(values.listen as string),
@@ -258,6 +270,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     pageTokenKeyFile,
     pageTokenTtlMs,
     maxVersionSkewMs,
+    ...limits,
   };
 }
 

@@ -96,8 +96,8 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   pingIntervalMs: 30_000,
   pingTimeoutMs: 20_000,
   maxBodyBytes: 4 * 1024 * 1024,
-  maxPendingRequests: 512,
-  maxPendingRequestBytes: 64 * 1024 * 1024,
+  maxPendingRequests: 256,
+  maxPendingRequestBytes: 32 * 1024 * 1024,
 };
 
 /** {@link DEFAULT_SERVER_LIMITS} with the given fields replaced. */

@@ -72,7 +72,7 @@ export interface ConfigServiceOptions {
   readonly maxStreamBacklog?: number;
   /**
    * The most WatchConfig streams open at once; one more is refused with
-   * RESOURCE_EXHAUSTED (retry later). Default 4000.
+   * RESOURCE_EXHAUSTED (retry later). Default 2000.
    */
   readonly maxWatchStreams?: number;
   /** Where refused WatchConfig streams are counted and logged; optional. */

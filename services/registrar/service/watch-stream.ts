@@ -47,7 +47,7 @@ export interface WatchStreamsOptions {
 }
 
 /** The default of {@link WatchStreamsOptions.maxStreams}. */
-export const DEFAULT_MAX_WATCH_STREAMS = 4000;
+export const DEFAULT_MAX_WATCH_STREAMS = 2000;
 /** The default of {@link WatchStreamsOptions.maxBacklog}. */
 export const DEFAULT_MAX_WATCH_BACKLOG = 50_000;
 
