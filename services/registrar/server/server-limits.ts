@@ -7,7 +7,7 @@
  * counted (`refusals.ts`); nothing is allowed to grow until the heap runs out.
  */
 
-/** The limits {@link createHttpServer} enforces; see each field. */
+/** The limits `createHttpServer` enforces; see each field. */
 export interface ServerLimits {
   /**
    * The most TCP connections open at once (`--max-connections`). One more
