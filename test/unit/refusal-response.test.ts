@@ -81,10 +81,14 @@ describe("refusalResponse", () => {
     });
   });
 
-  it("maps other codes to their Connect HTTP status", () => {
+  it("maps other codes to their Connect HTTP status, without retry advice when none is given", () => {
     expect(refusalResponse("application/proto", Code.DeadlineExceeded, "slow", 0).status).toBe(504);
-    expect(
-      refusalResponse("application/proto", Code.DeadlineExceeded, "slow", 0).headers["retry-after"],
-    ).toBe("1");
+    expect(refusalResponse("application/proto", Code.DeadlineExceeded, "slow", 0).headers).toEqual({
+      "content-type": "application/json",
+    });
+    expect(refusalResponse("application/grpc", Code.DeadlineExceeded, "slow", 0).trailers).toEqual({
+      "grpc-status": "4",
+      "grpc-message": "slow",
+    });
   });
 });

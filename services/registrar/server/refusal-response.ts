@@ -5,8 +5,8 @@
  * broken response: gRPC gets headers and then trailers (`grpc-status`,
  * `grpc-message`, `grpc-retry-pushback-ms`), gRPC-Web the same in a trailer
  * frame, Connect streaming an end-stream message, and Connect unary (and
- * anything else) the Connect JSON error with its HTTP status; every answer
- * carries `retry-after`.
+ * anything else) the Connect JSON error with its HTTP status; an answer
+ * that advises a retry carries `retry-after` (and `grpc-retry-pushback-ms`).
  *
  * Not a gRPC trailers-only response: Node resets the stream of a response
  * that ends on its HEADERS while the request is unread (RST_STREAM
@@ -52,7 +52,8 @@ export interface RefusalResponse {
 
 /**
  * The response that refuses a request whose `content-type` is `contentType`
- * with `code` and `message`, advising a retry after `retryAfterMs`. Pure.
+ * with `code` and `message`, advising a retry after `retryAfterMs` (no
+ * advice when it is 0). Pure.
  */
 export function refusalResponse(
   contentType: string | undefined,
@@ -61,16 +62,17 @@ export function refusalResponse(
   retryAfterMs: number,
 ): RefusalResponse {
   const error = new ConnectError(message, code);
-  const retryAfter = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+  const advice: Record<string, string> =
+    retryAfterMs > 0 ? { "retry-after": String(Math.ceil(retryAfterMs / 1000)) } : {};
   const type = contentType ?? "";
   const grpcStatus = setTrailerStatus(new Headers(), error);
-  grpcStatus.set("grpc-retry-pushback-ms", String(retryAfterMs));
+  if (retryAfterMs > 0) grpcStatus.set("grpc-retry-pushback-ms", String(retryAfterMs));
   const webMatch = grpcWebContentType.exec(type);
   if (webMatch !== null) {
     const frame = encodeEnvelope(trailerFlag, trailerSerialize(grpcStatus));
     return {
       status: 200,
-      headers: { "content-type": type, "retry-after": retryAfter },
+      headers: { "content-type": type, ...advice },
       body:
         webMatch[1] === undefined
           ? frame
@@ -80,7 +82,7 @@ export function refusalResponse(
   if (grpcContentType.test(type)) {
     return {
       status: 200,
-      headers: { "content-type": type, "retry-after": retryAfter },
+      headers: { "content-type": type, ...advice },
       body: new Uint8Array(0),
       trailers: Object.fromEntries(grpcStatus.entries()),
     };
@@ -89,13 +91,13 @@ export function refusalResponse(
     const endStream = JSON.stringify(endStreamToJson(new Headers(), error, undefined));
     return {
       status: 200,
-      headers: { "content-type": type, "retry-after": retryAfter },
+      headers: { "content-type": type, ...advice },
       body: encodeEnvelope(endStreamFlag, new TextEncoder().encode(endStream)),
     };
   }
   return {
     status: codeToHttpStatus(code),
-    headers: { "content-type": "application/json", "retry-after": retryAfter },
+    headers: { "content-type": "application/json", ...advice },
     body: errorToJsonBytes(error, undefined),
   };
 }
