@@ -10,6 +10,7 @@ import { Code } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { grpcCall, openSession } from "../support/grpc-h2.js";
 import { startTestRegistrar, type TestRegistrar } from "../support/in-process-registrar.js";
+import { makeProjection } from "../support/projections.js";
 import {
   encodeFrame,
   Flag,
@@ -209,5 +210,29 @@ describe("the WatchConfig stream limit", () => {
     const fourth = grpcCall(s, WATCH);
     await fourth.headers;
     await waitFor(async () => (await watchStreams(r.url)) === 2, 5_000, "a new stream admitted");
+  });
+});
+
+describe("a watch stream whose client does not read", () => {
+  it("holds at most the backlog beyond what flow control lets out, then ends RESOURCE_EXHAUSTED", async () => {
+    const r = await registrar("--max-watch-backlog", "5", "--ping-interval", "0");
+    // A receive window of 1 KiB: the server may send no more until the client reads.
+    const s = await openSession(r.url, { initialWindowSize: 1024 });
+    sessions.push(s);
+    const call = grpcCall(s, WATCH);
+    await call.headers;
+    call.stream.pause();
+    let revision = 0;
+    for (let i = 0; i < 50; i++) {
+      revision = await r.registrar.store.put(makeProjection(`shop/svc-${i}`));
+    }
+    // Each change reached the stream's backlog as the cache saw it: past 5, it was dropped.
+    await waitFor(() => r.registrar.cache.revision >= revision, 5_000, "the cache at the last put");
+    expect(call.received()).toBeLessThanOrEqual(1024 + 64);
+    call.stream.resume();
+    const ended = await call.ended;
+    expect(ended.status).toBe(String(Code.ResourceExhausted));
+    expect(ended.message).toMatch(/fell more than 5 events behind; resume from the last revision/);
+    await waitFor(async () => (await watchStreams(r.url)) === 0, 5_000, "the stream closed");
   });
 });

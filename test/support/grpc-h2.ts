@@ -3,7 +3,12 @@
  * generated client hides: a request body that never ends, the exact status
  * headers, the stream's reset code, the server's SETTINGS.
  */
-import { type ClientHttp2Session, type ClientHttp2Stream, connect } from "node:http2";
+import {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  connect,
+  type Settings,
+} from "node:http2";
 import { grpcEnvelope } from "./raw-h2.js";
 
 /** How a hand-made gRPC call ended. */
@@ -29,9 +34,15 @@ export interface GrpcCall {
   readonly received: () => number;
 }
 
-/** Opens an HTTP/2 session to `url` and resolves once the server's SETTINGS arrived. */
-export async function openSession(url: string): Promise<ClientHttp2Session> {
-  const session = connect(url);
+/**
+ * Opens an HTTP/2 session to `url` with the client `settings` (for example
+ * a small `initialWindowSize`) and resolves once the server's SETTINGS arrived.
+ */
+export async function openSession(
+  url: string,
+  settings: Settings = {},
+): Promise<ClientHttp2Session> {
+  const session = connect(url, { settings });
   session.on("error", () => {});
   await new Promise<void>((resolve, reject) => {
     session.once("remoteSettings", () => resolve());
