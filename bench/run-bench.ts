@@ -359,6 +359,11 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       REGISTRAR_KEEPALIVE,
       "--listen",
       `127.0.0.1:${spokePort}`,
+      // The bench measures capacity, not the production limits: room for every agent.
+      "--max-watch-streams",
+      String(Math.max(2_000, flags.agents * 2)),
+      "--max-connections",
+      String(Math.max(4_096, flags.agents * 2 + 64)),
     ];
     let spoke = await startRegistrarProcess(spokeArgs, {
       nodeArgs,

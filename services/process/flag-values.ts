@@ -1,7 +1,8 @@
 /**
  * Parsers of the flag values several programs share (`--listen`, durations,
- * `--log-level`). Each throws a {@link UsageError} that names the flag.
+ * byte sizes, counts, `--log-level`). Each throws a {@link UsageError} that names the flag.
  */
+import { parseByteSize } from "../common/byte-size.js";
 import { parseDuration } from "../common/duration.js";
 import { UsageError } from "./usage-error.js";
 
@@ -57,4 +58,26 @@ export function parseLogLevelFlag(value: string): string {
     );
   }
   return value;
+}
+
+/** Parses a byte-size flag (`16KiB`, `4MiB`, `65536`) in bytes, at least `minBytes` (default 1). */
+export function parseByteSizeFlag(flag: string, text: string, minBytes = 1): number {
+  let bytes: number;
+  try {
+    bytes = parseByteSize(text);
+  } catch (error) {
+    throw new UsageError(`--${flag}: ${(error as Error).message}`);
+  }
+  if (bytes < minBytes) throw new UsageError(`--${flag} must be at least ${minBytes} bytes`);
+  return bytes;
+}
+
+/** Parses a flag that counts something: a whole number from `min` (default 1) up. */
+export function parseCountFlag(flag: string, text: string, min = 1): number {
+  const count = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(count)) {
+    throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a whole number`);
+  }
+  if (count < min) throw new UsageError(`--${flag} must be at least ${min}`);
+  return count;
 }

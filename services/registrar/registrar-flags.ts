@@ -10,13 +10,22 @@ import { checkClusterName } from "../common/service-name.js";
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
 import { parseMassDeleteFlags } from "../process/mass-delete-flags.js";
 import { UsageError } from "../process/usage-error.js";
+import {
+  LIMIT_FLAG_OPTIONS,
+  LIMIT_FLAGS_USAGE,
+  parseLimitFlags,
+  type RegistrarLimits,
+} from "./limit-flags.js";
 import { MIN_PAGE_TOKEN_KEY_BYTES } from "./service/page-token.js";
 import { DEFAULT_READ_LIMITS } from "./service/read-admission.js";
 import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 
-/** The registrar's validated configuration. */
-export interface RegistrarConfig {
+/**
+ * The registrar's validated configuration; the limits of its network front
+ * and watch streams come from `limit-flags.ts`.
+ */
+export interface RegistrarConfig extends RegistrarLimits {
   /** This registrar's cluster: the origin it owns in the store. */
   readonly cluster: string;
   /** The address to listen on. */
@@ -161,7 +170,8 @@ Flags:
                             by SIGUSR2 (every hold); a restart forgets them
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
-`;
+
+${LIMIT_FLAGS_USAGE}`;
 
 /**
  * Parses the registrar's arguments (without `node` and the script). Returns
@@ -205,6 +215,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         },
         "list-read-queue": { type: "string", default: String(DEFAULT_READ_LIMITS.queue) },
         help: { type: "boolean", short: "h" },
+        ...LIMIT_FLAG_OPTIONS,
       },
     }));
   } catch (error) {
@@ -280,6 +291,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   if (maxVersionSkewMs < 1_000) throw new UsageError("--max-version-skew must be at least 1s");
   const listReadConcurrency = parseCountFlag("list-read-concurrency", values, 1);
   const listReadQueue = parseCountFlag("list-read-queue", values, 0);
+  const limits = parseLimitFlags(values);
   return {
     cluster,
     ...parseListenFlag(values.listen as string),
@@ -305,6 +317,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
       values["mass-delete-threshold"] as string,
       values["mass-delete-min"] as string,
     ),
+    ...limits,
   };
 }
 

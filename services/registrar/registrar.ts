@@ -30,6 +30,7 @@ import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metri
 import { createHttpServer, type ListenAddress } from "./server/create-http-server.js";
 import { createHealthService } from "./server/health-service.js";
 import { registerReflectionServices } from "./server/reflection-service.js";
+import { createRefusals } from "./server/refusals.js";
 import { createConfigService } from "./service/config-service.js";
 import { exportStatusMessage } from "./service/export-status-message.js";
 import { createPageTokens } from "./service/page-token.js";
@@ -239,6 +240,11 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     ...(options.leadership === undefined ? {} : { leadership: options.leadership }),
     ...(security === undefined ? {} : { security }),
   });
+  // One counter and one rate-limited log for every refusal, the server's and WatchConfig's.
+  const refusals = createRefusals({
+    registry: metrics.registry,
+    logger: logger.child({ part: "limits" }),
+  });
   const serving = () =>
     cache.state === "synced"
       ? HealthCheckResponse_ServingStatus.SERVING
@@ -247,6 +253,8 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
   const server = createHttpServer({
     logger: logger.child({ part: "http" }),
     metricsRegistry: metrics.registry,
+    limits: config.serverLimits,
+    refusals,
     readiness: () => {
       if (cache.state === "synced") {
         const degraded = describeHolds(cache.holds());
@@ -277,6 +285,9 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
           logger: logger.child({ part: "config-service" }),
           drainSignal,
           keepaliveMs: config.keepaliveMs,
+          maxStreamBacklog: config.maxWatchBacklog,
+          maxWatchStreams: config.maxWatchStreams,
+          refusals,
           pageTokens,
           readLimits: { concurrency: config.listReadConcurrency, queue: config.listReadQueue },
           readWaitMs: config.storeTimeoutMs,

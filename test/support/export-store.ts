@@ -74,14 +74,8 @@ export async function expectedBytes(
   );
 }
 
-/** Reads a Prometheus sample (first match) from a registrar's `/metrics`, or undefined. */
-export async function scrapeMetric(url: string, sample: string): Promise<number | undefined> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  for (const line of text.split("\n")) {
-    if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
-  }
-  return undefined;
-}
+/** Reads a Prometheus sample from a registrar's `/metrics` (moved to scrape-metric.ts). */
+export { scrapeMetric } from "./scrape-metric.js";
 
 /** Options of {@link startExportRegistrar}. */
 export interface ExportRegistrarOptions {

@@ -212,3 +212,32 @@ describe("a watch stream", () => {
     });
   }
 });
+
+describe("the open-stream limit", () => {
+  it("refuses one more with RESOURCE_EXHAUSTED and counts it, and admits again once one ends", async () => {
+    const f = fakeCache("starting");
+    const refused: string[] = [];
+    const streams = createWatchStreams({
+      cache: f.cache,
+      keepaliveMs: HOUR_MS,
+      maxStreams: 2,
+      refusals: { refuse: (reason) => refused.push(reason) },
+    });
+    // Streams waiting for the cache count too.
+    const first = streams.open(QUERY, new AbortController().signal, false);
+    const second = streams.open(QUERY, new AbortController().signal, false);
+    const firstRead = nextOf(first);
+    const secondRead = nextOf(second);
+    expect(await nextOf(streams.open(QUERY, new AbortController().signal, false))).toBe(
+      "ResourceExhausted: the registrar serves at most 2 watch streams and all are taken; retry later (another replica may have room)",
+    );
+    expect(refused).toEqual(["max_watch_streams"]);
+    f.settle("synced");
+    expect([await firstRead, await secondRead]).toEqual(["SYNCED@5", "SYNCED@5"]);
+    await first.return(undefined);
+    const third = streams.open(QUERY, new AbortController().signal, false);
+    expect(await nextOf(third)).toBe("SYNCED@5");
+    expect(refused).toEqual(["max_watch_streams"]);
+    await Promise.all([second.return(undefined), third.return(undefined)]);
+  });
+});

@@ -10,6 +10,13 @@
  * HTTP/2 connection preface, and the socket (with those bytes put back) is
  * handed either to the HTTP/1.1 server's own connection handler or to an
  * HTTP/2 server. Both call the same fastify handler.
+ *
+ * Everything it holds is bounded by {@link ServerLimits} (`server-limits.ts`):
+ * connections (`connection-routing.ts`), streams per HTTP/2 connection (in
+ * the server's SETTINGS), header sizes and timeouts, unfinished request
+ * bodies (`request-budget.ts`), and silent HTTP/2 peers
+ * (`session-upkeep.ts`). Refusals are counted in
+ * `aether_config_server_refusals_total{reason}` and logged (`refusals.ts`).
  */
 
 import {
@@ -26,16 +33,22 @@ import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { setTimeout as delay } from "node:timers/promises";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { fastify } from "fastify";
 import type { Registry } from "prom-client";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { registerAdminRoutes } from "./admin-routes.js";
 import { routeConnections } from "./connection-routing.js";
+import { http1ServerOptions, http2ServerOptions } from "./node-server-options.js";
+import { createRefusals, type Refusals } from "./refusals.js";
+import { createRequestBudget } from "./request-budget.js";
 import {
   RequestDecodingErrorRouter,
   withRequestDecodingInterceptor,
 } from "./request-error-mapping.js";
+import { registerServerGauges } from "./server-gauges.js";
+import { DEFAULT_SERVER_LIMITS, resolveServerLimits, type ServerLimits } from "./server-limits.js";
 
 /** What a readiness probe reports: ready, or not ready and why. */
 export interface Readiness {
@@ -78,24 +91,20 @@ export interface HttpServerOptions {
   readonly metricsRegistry: Registry;
   /** The logger; requests are logged at debug level. Silent by default. */
   readonly logger?: Logger;
-  /**
-   * The largest request message (Connect/gRPC) or body (plain routes) in
-   * bytes; larger ones are refused. Default 4 MiB.
-   */
-  readonly maxBodyBytes?: number;
   /** Interceptors applied to every RPC, outermost first. */
   readonly interceptors?: readonly Interceptor[];
   /**
-   * How long a new connection may take to send its first bytes before it is
-   * dropped. Default 10000 ms.
+   * The limits the server enforces; each field missing takes its default
+   * from {@link DEFAULT_SERVER_LIMITS} (for example `maxBodyBytes` 4 MiB, and
+   * `idleTimeoutMs` 72 s, longer than the usual 60 s of load balancers).
    */
-  readonly handshakeTimeoutMs?: number;
+  readonly limits?: Partial<ServerLimits>;
   /**
-   * How long an idle HTTP/1.1 keep-alive connection or HTTP/2 session is kept
-   * before it is closed (gracefully, for HTTP/2). Default 72000 ms (longer
-   * than the usual 60 s of load balancers in front).
+   * Where refusals are counted and logged; default a new one registered in
+   * {@link HttpServerOptions.metricsRegistry}. Share one with the services
+   * that refuse work of their own (WatchConfig's stream limit).
    */
-  readonly idleTimeoutMs?: number;
+  readonly refusals?: Refusals;
 }
 
 /** The address a server listens on. */
@@ -140,13 +149,11 @@ export interface HttpServer {
   close(options?: HttpServerCloseOptions): Promise<void>;
 }
 
-/** The default of {@link HttpServerOptions.maxBodyBytes}. */
-export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The default of {@link ServerLimits.maxBodyBytes}. */
+export const DEFAULT_MAX_BODY_BYTES = DEFAULT_SERVER_LIMITS.maxBodyBytes;
 /** The default of {@link HttpServerCloseOptions.graceMs}. */
 export const DEFAULT_CLOSE_GRACE_MS = 10_000;
 
-const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 72_000;
 /** How long cancelled handlers get to send their error before connections are destroyed. */
 const SHUTDOWN_FLUSH_MS = 100;
 
@@ -160,6 +167,47 @@ function fastifyLogLevel(logger: Logger): string {
 }
 
 /**
+ * Logs a request at debug when its response closes. While the server drains,
+ * an HTTP/1.1 response asks for its connection to close, and `closeIdle` is
+ * called once it is sent (its keep-alive connection becomes idle then).
+ */
+function followRequest(
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+  logger: Logger,
+  drainSignal: AbortSignal,
+  closeIdle: () => void,
+): void {
+  const started = performance.now();
+  const http1Response = req.httpVersionMajor < 2 ? (res as ServerResponse) : undefined;
+  if (http1Response !== undefined && drainSignal.aborted) {
+    http1Response.setHeader("connection", "close");
+  }
+  res.once("close", () => {
+    logger.debug(
+      {
+        method: req.method,
+        url: req.url,
+        httpVersion: req.httpVersion,
+        status: res.statusCode,
+        ms: Math.round(performance.now() - started),
+      },
+      "request",
+    );
+    if (http1Response !== undefined && drainSignal.aborted) setImmediate(closeIdle);
+  });
+}
+
+/** The request paths of the RPCs among `handlers` whose request is a stream (client or bidi streaming). */
+function requestStreamPaths(handlers: readonly UniversalHandler[]): string[] {
+  return handlers
+    .filter(
+      (h) => h.method.methodKind === "client_streaming" || h.method.methodKind === "bidi_streaming",
+    )
+    .map((h) => h.requestPath);
+}
+
+/**
  * Creates the registrar's HTTP server (see the module comment). Nothing is
  * bound until {@link HttpServer.listen}. Malformed input (garbage bytes,
  * wrong content types, oversized or truncated bodies, peers that vanish
@@ -168,9 +216,16 @@ function fastifyLogLevel(logger: Logger): string {
  */
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const logger = (options.logger ?? createSilentLogger()).child({ component: "http-server" });
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
-  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const limits = resolveServerLimits(options.limits);
+  const refusals =
+    options.refusals ?? createRefusals({ registry: options.metricsRegistry, logger });
+  /** The paths of the RPCs whose request is a stream, known once routes are registered. */
+  const streamingRequestPaths = new Set<string>();
+  const budget = createRequestBudget({
+    limits,
+    refusals,
+    isStreamingRequest: (path) => streamingRequestPaths.has(path),
+  });
 
   /** Aborted when draining starts: streams end cleanly. */
   const drainController = new AbortController();
@@ -181,9 +236,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   // The HTTP/1.1 server owns the port; the HTTP/2 server never listens and
   // only receives the connections that start with the HTTP/2 preface.
-  const http1 = createHttp1Server({}, (req, res) => onRequest(req, res));
-  const h2 = createHttp2Server({}, (req, res) => onRequest(req, res));
-  http1.keepAliveTimeout = idleTimeoutMs;
+  const http1 = createHttp1Server(http1ServerOptions(limits), (req, res) => onRequest(req, res));
+  const h2 = createHttp2Server(http2ServerOptions(limits), (req, res) => onRequest(req, res));
+  http1.keepAliveTimeout = limits.idleTimeoutMs;
   let fastifyHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 
   const app = fastify({
@@ -194,7 +249,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     // Fastify logs each request at info; at warn only its errors get through
     // (requests are logged at debug by onRequest below).
     loggerInstance: logger.child({}, { level: fastifyLogLevel(logger) }),
-    bodyLimit: maxBodyBytes,
+    bodyLimit: limits.maxBodyBytes,
     forceCloseConnections: false,
     return503OnClosing: false,
   });
@@ -202,50 +257,38 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     req: IncomingMessage | Http2ServerRequest,
     res: ServerResponse | Http2ServerResponse,
   ): void {
-    const started = performance.now();
-    const http1Response = req.httpVersionMajor < 2 ? (res as ServerResponse) : undefined;
-    if (http1Response !== undefined && drainController.signal.aborted) {
-      http1Response.setHeader("connection", "close");
-    }
-    res.once("close", () => {
-      logger.debug(
-        {
-          method: req.method,
-          url: req.url,
-          httpVersion: req.httpVersion,
-          status: res.statusCode,
-          ms: Math.round(performance.now() - started),
-        },
-        "request",
-      );
-      // A keep-alive connection whose response was in flight when draining
-      // started becomes idle now: close it.
-      if (http1Response !== undefined && drainController.signal.aborted) {
-        setImmediate(() => http1.closeIdleConnections());
-      }
-    });
+    followRequest(req, res, logger, drainController.signal, () => http1.closeIdleConnections());
+    if (!budget.admit(req, res)) return;
     // Fastify's handler serves both HTTP versions (it checks httpVersionMajor).
     fastifyHandler?.(req as IncomingMessage, res as ServerResponse);
   }
 
   const connections = routeConnections(http1, h2, {
-    handshakeTimeoutMs,
-    idleTimeoutMs,
+    limits,
+    refusals,
     drainSignal: drainController.signal,
     logger,
   });
 
+  registerServerGauges(options.metricsRegistry, {
+    connections: () => connections.size,
+    pendingRequests: () => budget.pending,
+    pendingRequestBytes: () => budget.pendingBytes,
+  });
   registerAdminRoutes(app, {
     readiness: options.readiness,
     metricsRegistry: options.metricsRegistry,
     drainSignal: drainController.signal,
   });
   app.register(fastifyConnectPlugin, {
-    routes: (router) =>
-      options.routes(new RequestDecodingErrorRouter(router), {
-        drainSignal: drainController.signal,
-      }),
-    readMaxBytes: maxBodyBytes,
+    routes: (router) => {
+      const decodingRouter = new RequestDecodingErrorRouter(router);
+      options.routes(decodingRouter, { drainSignal: drainController.signal });
+      for (const path of requestStreamPaths(decodingRouter.handlers)) {
+        streamingRequestPaths.add(path);
+      }
+    },
+    readMaxBytes: limits.maxBodyBytes,
     // Outermost: it maps the errors of request messages that do not decode.
     interceptors: withRequestDecodingInterceptor(options.interceptors),
     // Protobuf JSON, strictly: connect-es ignores unknown fields by default.

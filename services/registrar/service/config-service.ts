@@ -30,6 +30,7 @@ import type { ImportPolicy } from "../../common/import-policy.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type { ConfigCache } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
+import type { Refusals } from "../server/refusals.js";
 import {
   type ConfigStore,
   StoreCompactedError,
@@ -74,6 +75,13 @@ export interface ConfigServiceOptions {
   readonly keepaliveMs?: number;
   /** The most events a stream may have unsent before it is ended; default 50000. */
   readonly maxStreamBacklog?: number;
+  /**
+   * The most WatchConfig streams open at once; one more is refused with
+   * RESOURCE_EXHAUSTED (retry later). Default 2000.
+   */
+  readonly maxWatchStreams?: number;
+  /** Where refused WatchConfig streams are counted and logged; optional. */
+  readonly refusals?: Refusals;
   /** The store kind reported by GetConfigStatus; default the store's own. */
   readonly storeKind?: string;
   /**
@@ -183,6 +191,8 @@ export function createConfigService(
     drainSignal: options.drainSignal,
     keepaliveMs: options.keepaliveMs,
     maxBacklog: options.maxStreamBacklog,
+    maxStreams: options.maxWatchStreams,
+    refusals: options.refusals,
     metrics,
   });
 

@@ -8,7 +8,14 @@
  * one that falls further behind is ended with RESOURCE_EXHAUSTED (it resumes
  * from the last revision it applied). A stream ends cleanly (OK) when its
  * client goes away or the server drains, and with UNAVAILABLE when the cache
- * loses the store.
+ * loses the store. At most `maxStreams` are open at once (waiting for the
+ * cache included): one more is refused with RESOURCE_EXHAUSTED, telling the
+ * client to retry later, and counted as a refusal.
+ *
+ * What a stream holds is bounded: the backlog by `maxBacklog` events, and
+ * what is on its way to a client that does not read by HTTP/2 flow control
+ * and the response stream's buffer (the next event is taken from the backlog
+ * only once the previous one was written).
  */
 import { setMaxListeners } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -16,6 +23,8 @@ import type { WatchConfigResponse } from "../../../gen/aether/registry/v1/config
 import { createAsyncQueue, QueueOverflowError } from "../../runtime/async-queue.js";
 import type { ConfigCache } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
+import { admitOneMore } from "../server/admission-rules.js";
+import type { Refusals } from "../server/refusals.js";
 import { storeUnavailable } from "./client-errors.js";
 import type { WatchQuery } from "./request-checks.js";
 import { eventResponse, initialResponses, keepaliveResponse } from "./watch-responses.js";
@@ -32,7 +41,16 @@ export interface WatchStreamsOptions {
   readonly maxBacklog?: number;
   /** Where the number of open streams is counted; optional. */
   readonly metrics?: Pick<RegistrarMetrics, "addWatchStreams">;
+  /** The most streams open at once; default {@link DEFAULT_MAX_WATCH_STREAMS}. */
+  readonly maxStreams?: number;
+  /** Where refused streams are counted and logged; optional. */
+  readonly refusals?: Refusals;
 }
+
+/** The default of {@link WatchStreamsOptions.maxStreams}. */
+export const DEFAULT_MAX_WATCH_STREAMS = 2000;
+/** The default of {@link WatchStreamsOptions.maxBacklog}. */
+export const DEFAULT_MAX_WATCH_BACKLOG = 50_000;
 
 /** Opens WatchConfig streams; see {@link createWatchStreams}. */
 export interface WatchStreams {
@@ -41,7 +59,8 @@ export interface WatchStreams {
    * client went away) or the drain signal aborts, or the stream fails: with
    * the cache's StoreUnavailableError when the cache is not synced, a
    * ConnectError UNAVAILABLE when it loses the store, and RESOURCE_EXHAUSTED
-   * when the client falls behind. Its subscription ends with the stream.
+   * when the client falls behind or when `maxStreams` are open already
+   * (before anything is sent). Its subscription ends with the stream.
    */
   open(
     query: WatchQuery,
@@ -73,50 +92,73 @@ async function waitUntilSynced(
 export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
   const { cache, drainSignal, metrics } = options;
   const keepaliveMs = options.keepaliveMs ?? 15_000;
-  const maxBacklog = options.maxBacklog ?? 50_000;
+  const maxBacklog = options.maxBacklog ?? DEFAULT_MAX_WATCH_BACKLOG;
+  const maxStreams = options.maxStreams ?? DEFAULT_MAX_WATCH_STREAMS;
   // Every open watch stream listens for the drain: thousands of listeners are expected.
   if (drainSignal !== undefined) setMaxListeners(0, drainSignal);
 
+  let open = 0;
+
+  async function* serve(
+    query: WatchQuery,
+    signal: AbortSignal,
+    binary: boolean,
+  ): AsyncGenerator<WatchConfigResponse> {
+    if (cache.state === "starting") {
+      // Right after start the cache is still listing: wait for it rather than
+      // failing the stream (a store that is down fails it below instead).
+      await waitUntilSynced(cache, [signal, drainSignal]);
+    }
+    const queue = createAsyncQueue<WatchConfigResponse>(maxBacklog);
+    const subscription = cache.subscribe({
+      services: query.services,
+      view: query.view,
+      resumeRevision: query.resumeRevision,
+      onEvents: (events) => queue.push(...events.map((event) => eventResponse(event, binary))),
+      onClose: (error) => queue.fail(storeUnavailable(error)),
+    });
+    const end = () => queue.close();
+    signal.addEventListener("abort", end);
+    drainSignal?.addEventListener("abort", end);
+    if (drainSignal?.aborted) end();
+    const keepalive = setInterval(() => {
+      if (queue.size === 0) queue.push(keepaliveResponse(cache.revision));
+    }, keepaliveMs);
+    metrics?.addWatchStreams(1);
+    try {
+      for (const response of initialResponses(subscription.initial, binary)) yield response;
+      for await (const response of queue) yield response;
+    } catch (error) {
+      if (error instanceof QueueOverflowError) {
+        throw new ConnectError(
+          `the stream fell more than ${maxBacklog} events behind; resume from the last revision applied`,
+          Code.ResourceExhausted,
+        );
+      }
+      throw error;
+    } finally {
+      clearInterval(keepalive);
+      subscription.unsubscribe();
+      signal.removeEventListener("abort", end);
+      drainSignal?.removeEventListener("abort", end);
+      metrics?.addWatchStreams(-1);
+    }
+  }
+
   return {
     async *open(query, signal, binary) {
-      if (cache.state === "starting") {
-        // Right after start the cache is still listing: wait for it rather than
-        // failing the stream (a store that is down fails it below instead).
-        await waitUntilSynced(cache, [signal, drainSignal]);
+      if (!admitOneMore(open, maxStreams)) {
+        options.refusals?.refuse("max_watch_streams", { open, maxStreams });
+        throw new ConnectError(
+          `the registrar serves at most ${maxStreams} watch streams and all are taken; retry later (another replica may have room)`,
+          Code.ResourceExhausted,
+        );
       }
-      const queue = createAsyncQueue<WatchConfigResponse>(maxBacklog);
-      const subscription = cache.subscribe({
-        services: query.services,
-        view: query.view,
-        resumeRevision: query.resumeRevision,
-        onEvents: (events) => queue.push(...events.map((event) => eventResponse(event, binary))),
-        onClose: (error) => queue.fail(storeUnavailable(error)),
-      });
-      const end = () => queue.close();
-      signal.addEventListener("abort", end);
-      drainSignal?.addEventListener("abort", end);
-      if (drainSignal?.aborted) end();
-      const keepalive = setInterval(() => {
-        if (queue.size === 0) queue.push(keepaliveResponse(cache.revision));
-      }, keepaliveMs);
-      metrics?.addWatchStreams(1);
+      open++;
       try {
-        for (const response of initialResponses(subscription.initial, binary)) yield response;
-        for await (const response of queue) yield response;
-      } catch (error) {
-        if (error instanceof QueueOverflowError) {
-          throw new ConnectError(
-            `the stream fell more than ${maxBacklog} events behind; resume from the last revision applied`,
-            Code.ResourceExhausted,
-          );
-        }
-        throw error;
+        yield* serve(query, signal, binary);
       } finally {
-        clearInterval(keepalive);
-        subscription.unsubscribe();
-        signal.removeEventListener("abort", end);
-        drainSignal?.removeEventListener("abort", end);
-        metrics?.addWatchStreams(-1);
+        open--;
       }
     },
   };

@@ -1,0 +1,133 @@
+/**
+ * The answer to a request the server refuses before any handler sees it (too
+ * many unfinished request bodies), in the protocol the request speaks, so
+ * that every client reads a status code and retry advice rather than a
+ * broken response: gRPC gets headers and then trailers (`grpc-status`,
+ * `grpc-message`, `grpc-retry-pushback-ms`), gRPC-Web the same in a trailer
+ * frame, Connect streaming an end-stream message, and Connect unary (and
+ * anything else) the Connect JSON error with its HTTP status; an answer
+ * that advises a retry carries `retry-after` (and `grpc-retry-pushback-ms`).
+ *
+ * Not a gRPC trailers-only response: Node resets the stream of a response
+ * that ends on its HEADERS while the request is unread (RST_STREAM
+ * NO_ERROR), and grpc-js then reports "Call ended without gRPC status"
+ * instead of the status those headers carried.
+ */
+import type { ServerResponse } from "node:http";
+import type { Http2ServerResponse } from "node:http2";
+import { type Code, ConnectError } from "@connectrpc/connect";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import {
+  codeToHttpStatus,
+  contentTypeStreamRegExp as connectStreamContentType,
+  endStreamFlag,
+  endStreamToJson,
+  errorToJsonBytes,
+} from "@connectrpc/connect/protocol-connect";
+import {
+  contentTypeRegExp as grpcContentType,
+  setTrailerStatus,
+} from "@connectrpc/connect/protocol-grpc";
+import {
+  contentTypeRegExp as grpcWebContentType,
+  trailerFlag,
+  trailerSerialize,
+} from "@connectrpc/connect/protocol-grpc-web";
+
+/** A complete HTTP response, ready to write. */
+export interface RefusalResponse {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The response headers (lower-case names). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body. */
+  readonly body: Uint8Array;
+  /**
+   * gRPC: the status, sent as HTTP/2 trailers after the headers (over
+   * HTTP/1.1, where gRPC has no trailers, as headers of a trailers-only
+   * response).
+   */
+  readonly trailers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The response that refuses a request whose `content-type` is `contentType`
+ * with `code` and `message`, advising a retry after `retryAfterMs` (no
+ * advice when it is 0). Pure.
+ */
+export function refusalResponse(
+  contentType: string | undefined,
+  code: Code,
+  message: string,
+  retryAfterMs: number,
+): RefusalResponse {
+  const error = new ConnectError(message, code);
+  const advice: Record<string, string> =
+    retryAfterMs > 0 ? { "retry-after": String(Math.ceil(retryAfterMs / 1000)) } : {};
+  const type = contentType ?? "";
+  const grpcStatus = setTrailerStatus(new Headers(), error);
+  if (retryAfterMs > 0) grpcStatus.set("grpc-retry-pushback-ms", String(retryAfterMs));
+  const webMatch = grpcWebContentType.exec(type);
+  if (webMatch !== null) {
+    const frame = encodeEnvelope(trailerFlag, trailerSerialize(grpcStatus));
+    return {
+      status: 200,
+      headers: { "content-type": type, ...advice },
+      body:
+        webMatch[1] === undefined
+          ? frame
+          : new TextEncoder().encode(Buffer.from(frame).toString("base64")),
+    };
+  }
+  if (grpcContentType.test(type)) {
+    return {
+      status: 200,
+      headers: { "content-type": type, ...advice },
+      body: new Uint8Array(0),
+      trailers: Object.fromEntries(grpcStatus.entries()),
+    };
+  }
+  if (connectStreamContentType.test(type)) {
+    const endStream = JSON.stringify(endStreamToJson(new Headers(), error, undefined));
+    return {
+      status: 200,
+      headers: { "content-type": type, ...advice },
+      body: encodeEnvelope(endStreamFlag, new TextEncoder().encode(endStream)),
+    };
+  }
+  return {
+    status: codeToHttpStatus(code),
+    headers: { "content-type": "application/json", ...advice },
+    body: errorToJsonBytes(error, undefined),
+  };
+}
+
+/**
+ * Writes {@link refusalResponse} to `res` unless a response was started
+ * already. HTTP/1.1 responses close the connection (the request body was
+ * not read, so the connection cannot carry another request).
+ */
+export function sendRefusal(
+  res: ServerResponse | Http2ServerResponse,
+  contentType: string | undefined,
+  code: Code,
+  message: string,
+  retryAfterMs: number,
+): void {
+  if (res.headersSent || res.writableEnded) return;
+  const response = refusalResponse(contentType, code, message, retryAfterMs);
+  if (res.req.httpVersionMajor >= 2) {
+    res.writeHead(response.status, response.headers);
+    if (response.trailers !== undefined) res.addTrailers(response.trailers);
+    if (response.body.byteLength === 0) res.end();
+    else res.end(response.body);
+    return;
+  }
+  res.writeHead(response.status, {
+    ...response.headers,
+    ...response.trailers,
+    connection: "close",
+    "content-length": String(response.body.byteLength),
+  });
+  res.end(response.body);
+}

@@ -1,0 +1,47 @@
+/**
+ * Gauges of what the network front holds now, computed when scraped: open
+ * connections and the unfinished request bodies it waits for, the
+ * quantities its limits bound (`server-limits.ts`).
+ */
+import { Gauge, type Registry } from "prom-client";
+
+/** Where {@link registerServerGauges} reads its values. */
+export interface ServerGaugeSources {
+  /** Open TCP connections (HTTP/1.1, HTTP/2 and not yet sniffed). */
+  connections(): number;
+  /** Requests waiting for their body. */
+  pendingRequests(): number;
+  /** Bytes those unfinished bodies hold. */
+  pendingRequestBytes(): number;
+}
+
+/**
+ * Registers `aether_config_server_connections`,
+ * `aether_config_server_pending_requests` and
+ * `aether_config_server_pending_request_bytes` in `registry`.
+ */
+export function registerServerGauges(registry: Registry, sources: ServerGaugeSources): void {
+  const gauges: [string, string, () => number][] = [
+    ["aether_config_server_connections", "Open TCP connections.", sources.connections],
+    [
+      "aether_config_server_pending_requests",
+      "Requests whose body is still arriving.",
+      sources.pendingRequests,
+    ],
+    [
+      "aether_config_server_pending_request_bytes",
+      "Bytes held by request bodies still arriving.",
+      sources.pendingRequestBytes,
+    ],
+  ];
+  for (const [name, help, read] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+}
