@@ -23,6 +23,11 @@ export interface RegistrarMetrics {
   countRejection(reason: ImportRejectionReason): void;
   /** Counts one finished RPC by method and status code name. */
   countRpc(method: string, code: string): void;
+  /**
+   * Counts a call whose request never reached its RPC: a message that does
+   * not decode, or a request answered before it was read.
+   */
+  countUndecoded(method: string): void;
   /** Adjusts the number of open WatchConfig streams. */
   addWatchStreams(delta: number): void;
   /**
@@ -147,6 +152,12 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     labelNames: ["method", "code"],
     registers: [registry],
   });
+  const undecoded = new Counter({
+    name: "aether_config_rpc_undecoded_requests_total",
+    help: "Calls whose request never reached the RPC, by method: a message that does not decode (malformed), or a request answered before it was read.",
+    labelNames: ["method"],
+    registers: [registry],
+  });
   const streams = new Gauge({
     name: "aether_config_watch_streams",
     help: "Open WatchConfig streams.",
@@ -172,6 +183,9 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     },
     countRpc(method, code) {
       rpcs.inc({ method, code });
+    },
+    countUndecoded(method) {
+      undecoded.inc({ method });
     },
     addWatchStreams(delta) {
       streams.inc(delta);

@@ -255,6 +255,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     metricsRegistry: metrics.registry,
     limits: config.serverLimits,
     refusals,
+    onUndecodedRequest: (method) => metrics.countUndecoded(method),
     readiness: () => {
       if (cache.state === "synced") {
         const degraded = describeHolds(cache.holds());

@@ -94,6 +94,12 @@ export interface HttpServerOptions {
   /** Interceptors applied to every RPC, outermost first. */
   readonly interceptors?: readonly Interceptor[];
   /**
+   * Told the method name of each call whose request never reached its
+   * implementation (a message that does not decode, or a request answered
+   * before it was read), which the RPC's own metrics cannot count.
+   */
+  readonly onUndecodedRequest?: (method: string) => void;
+  /**
    * The limits the server enforces; each field missing takes its default
    * from {@link DEFAULT_SERVER_LIMITS} (for example `maxBodyBytes` 4 MiB, and
    * `idleTimeoutMs` 72 s, longer than the usual 60 s of load balancers).
@@ -282,7 +288,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   });
   app.register(fastifyConnectPlugin, {
     routes: (router) => {
-      const decodingRouter = new RequestDecodingErrorRouter(router);
+      const decodingRouter = new RequestDecodingErrorRouter(router, options.onUndecodedRequest);
       options.routes(decodingRouter, { drainSignal: drainController.signal });
       for (const path of requestStreamPaths(decodingRouter.handlers)) {
         streamingRequestPaths.add(path);
@@ -290,7 +296,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     },
     readMaxBytes: limits.maxBodyBytes,
     // Outermost: it maps the errors of request messages that do not decode.
-    interceptors: withRequestDecodingInterceptor(options.interceptors),
+    interceptors: withRequestDecodingInterceptor(options.interceptors, options.onUndecodedRequest),
     // Protobuf JSON, strictly: connect-es ignores unknown fields by default.
     jsonOptions: { ignoreUnknownFields: false },
     shutdownSignal: shutdownController.signal,

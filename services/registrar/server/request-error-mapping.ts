@@ -111,8 +111,21 @@ function requestReadingError(error: unknown): unknown {
   return decodingError(error instanceof Error ? error.message : String(error), error);
 }
 
-/** `input`, with the errors its iteration throws passed through {@link requestReadingError}. */
-async function* mapInputErrors<T>(input: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+/**
+ * Told of each call whose request message did not decode (the method's
+ * name): such a call never reaches the implementation, so it would
+ * otherwise be counted nowhere.
+ */
+export type UndecodedRequestHook = (method: string) => void;
+
+/**
+ * `input`, with the errors its iteration throws passed through
+ * {@link requestReadingError} (and reported to `onUndecoded`).
+ */
+async function* mapInputErrors<T>(
+  input: AsyncIterable<T>,
+  onUndecoded: () => void,
+): AsyncGenerator<T, void, undefined> {
   const iterator = input[Symbol.asyncIterator]();
   let open = true;
   try {
@@ -122,7 +135,9 @@ async function* mapInputErrors<T>(input: AsyncIterable<T>): AsyncGenerator<T, vo
         result = await iterator.next();
       } catch (error) {
         open = false;
-        throw requestReadingError(error);
+        const mapped = requestReadingError(error);
+        if (mapped instanceof ConnectError && mapped.code === Code.InvalidArgument) onUndecoded();
+        throw mapped;
       }
       if (result.done === true) {
         open = false;
@@ -141,17 +156,26 @@ async function* mapInputErrors<T>(input: AsyncIterable<T>): AsyncGenerator<T, vo
  * comment): it marks the call's context values (the request decoded) and, for
  * streaming RPCs, maps the errors of reading the request messages.
  */
-export const requestDecodingInterceptor: Interceptor = (next) => async (request) => {
-  request.contextValues.set(requestDecoded, true);
-  if (!request.stream) return next(request);
-  return next({ ...request, message: mapInputErrors(request.message) });
-};
+export function createRequestDecodingInterceptor(
+  onUndecoded: UndecodedRequestHook = () => {},
+): Interceptor {
+  return (next) => async (request) => {
+    request.contextValues.set(requestDecoded, true);
+    if (!request.stream) return next(request);
+    const report = () => onUndecoded(request.method.name);
+    return next({ ...request, message: mapInputErrors(request.message, report) });
+  };
+}
 
-/** `interceptors`, with {@link requestDecodingInterceptor} first. */
+/** {@link createRequestDecodingInterceptor} without a hook. */
+export const requestDecodingInterceptor: Interceptor = createRequestDecodingInterceptor();
+
+/** `interceptors`, with a request decoding interceptor (reporting to `onUndecoded`) first. */
 export function withRequestDecodingInterceptor(
   interceptors: readonly Interceptor[] = [],
+  onUndecoded?: UndecodedRequestHook,
 ): Interceptor[] {
-  return [requestDecodingInterceptor, ...interceptors];
+  return [createRequestDecodingInterceptor(onUndecoded), ...interceptors];
 }
 
 async function readAll(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
@@ -265,7 +289,10 @@ async function remapUnaryResponse(
  * allowedMethods, supportedContentType). Handlers of streaming RPCs are
  * returned as they are: {@link requestDecodingInterceptor} covers them.
  */
-export function mapUnaryRequestDecodingErrors(handler: UniversalHandler): UniversalHandler {
+export function mapUnaryRequestDecodingErrors(
+  handler: UniversalHandler,
+  onUndecoded: UndecodedRequestHook = () => {},
+): UniversalHandler {
   if (handler.method.methodKind !== "unary") return handler;
   async function handleMappingRequestDecodingErrors(
     request: UniversalServerRequest,
@@ -273,6 +300,7 @@ export function mapUnaryRequestDecodingErrors(handler: UniversalHandler): Univer
     const contextValues = request.contextValues ?? createContextValues();
     const response = await handler({ ...request, contextValues });
     if (contextValues.get(requestDecoded)) return response;
+    onUndecoded(handler.method.name);
     return remapUnaryResponse(request, response);
   }
   return Object.assign(handleMappingRequestDecodingErrors, {
@@ -302,9 +330,12 @@ function withInterceptor(
  */
 export class RequestDecodingErrorRouter implements ConnectRouter {
   readonly #router: ConnectRouter;
+  readonly #onUndecoded: UndecodedRequestHook | undefined;
 
-  constructor(router: ConnectRouter) {
+  /** Registers on `router`; calls that never reach their implementation go to `onUndecoded`. */
+  constructor(router: ConnectRouter, onUndecoded?: UndecodedRequestHook) {
     this.#router = router;
+    this.#onUndecoded = onUndecoded;
   }
 
   get handlers(): UniversalHandler[] {
@@ -335,7 +366,9 @@ export class RequestDecodingErrorRouter implements ConnectRouter {
     add();
     for (let i = from; i < handlers.length; i++) {
       const handler = handlers[i];
-      if (handler !== undefined) handlers[i] = mapUnaryRequestDecodingErrors(handler);
+      if (handler !== undefined) {
+        handlers[i] = mapUnaryRequestDecodingErrors(handler, this.#onUndecoded);
+      }
     }
   }
 }
