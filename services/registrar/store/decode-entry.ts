@@ -31,6 +31,7 @@ import {
   parseProjectionKey,
   projectionKey,
 } from "./store-key.js";
+import { readVarint } from "./varint.js";
 
 /** A key and its value as the backing store holds them. */
 export interface RawEntry {
@@ -227,18 +228,6 @@ export function unstampValue(value: Uint8Array): Uint8Array | undefined {
     offset += to - from;
   }
   return out;
-}
-
-/** Reads a varint of up to 32 bits at `at`; undefined when it is cut short or longer. */
-function readVarint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
-  let value = 0;
-  for (let shift = 0, i = at; shift < 35; shift += 7, i++) {
-    const byte = bytes[i];
-    if (byte === undefined) return undefined;
-    value += (byte & 0x7f) * 2 ** shift;
-    if ((byte & 0x80) === 0) return { value, next: i + 1 };
-  }
-  return undefined;
 }
 
 /** The encoding of a string field (empty when the string is, as proto3 omits it). */

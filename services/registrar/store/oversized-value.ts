@@ -10,21 +10,10 @@ import { create } from "@bufbuild/protobuf";
 import { ServiceConfigProjectionSchema } from "../../../gen/aether/registry/v1/projection_pb.js";
 import type { StoredProjection } from "./config-store.js";
 import type { ProjectionKeyParts } from "./store-key.js";
+import { readVarint } from "./varint.js";
 
 /** The longest `version` read off an oversized value; a longer one is read as empty. */
 const MAX_PEEKED_VERSION = 64;
-
-/** Reads a varint of up to 35 bits at `at`; undefined when it is cut short or longer. */
-function varintAt(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
-  let value = 0;
-  for (let shift = 0, i = at; shift < 35; shift += 7, i++) {
-    const byte = bytes[i];
-    if (byte === undefined) return undefined;
-    value += (byte & 0x7f) * 2 ** shift;
-    if ((byte & 0x80) === 0) return { value, next: i + 1 };
-  }
-  return undefined;
-}
 
 /**
  * The `version` (field 3) of an encoded projection, read by walking its
@@ -36,18 +25,18 @@ function varintAt(bytes: Uint8Array, at: number): { value: number; next: number 
 export function peekVersion(value: Uint8Array): string | undefined {
   let at = 0;
   while (at < value.length) {
-    const tag = varintAt(value, at);
+    const tag = readVarint(value, at);
     if (tag === undefined) return undefined;
     at = tag.next;
     const wireType = tag.value % 8;
     if (wireType === 0) {
-      const skipped = varintAt(value, at);
+      const skipped = readVarint(value, at);
       if (skipped === undefined) return undefined;
       at = skipped.next;
     } else if (wireType === 1) at += 8;
     else if (wireType === 5) at += 4;
     else if (wireType === 2) {
-      const length = varintAt(value, at);
+      const length = readVarint(value, at);
       if (length === undefined || length.next + length.value > value.length) return undefined;
       if (Math.floor(tag.value / 8) === 3) {
         if (length.value > MAX_PEEKED_VERSION) return undefined;
