@@ -6,12 +6,8 @@
  * so that an attack shows in the logs without flooding them.
  */
 import { Counter, type Registry } from "prom-client";
-import {
-  decideLogLine,
-  INITIAL_LOG_RATE_STATE,
-  type LogRateState,
-} from "../../runtime/log-rate-limit.js";
 import type { Logger } from "../../runtime/logger.js";
+import { createRateLimitedLog } from "../../runtime/rate-limited-log.js";
 
 /** Why work was refused or cut off; the `reason` label of the refusals counter. */
 export const REFUSAL_REASONS = [
@@ -56,10 +52,8 @@ export interface RefusalsOptions {
   readonly registry: Registry;
   /** Where refusals are logged. */
   readonly logger: Logger;
-  /** The least time between two lines of one reason; default 10000 ms. */
+  /** The interval in which one line per reason is written (then a count); default 10000 ms. */
   readonly logIntervalMs?: number;
-  /** The clock, in milliseconds; default `Date.now`. */
-  readonly now?: () => number;
 }
 
 /**
@@ -67,9 +61,10 @@ export interface RefusalsOptions {
  * the registry and returns the {@link Refusals} that count into it.
  */
 export function createRefusals(options: RefusalsOptions): Refusals {
-  const { logger } = options;
-  const intervalMs = options.logIntervalMs ?? 10_000;
-  const now = options.now ?? Date.now;
+  const log = createRateLimitedLog(options.logger, {
+    intervalMs: options.logIntervalMs ?? 10_000,
+    perInterval: 1,
+  });
   const counter = new Counter({
     name: REFUSALS_METRIC,
     help: "Connections, requests and streams the server refused or cut off to stay within its limits, by reason.",
@@ -77,20 +72,11 @@ export function createRefusals(options: RefusalsOptions): Refusals {
     registers: [options.registry],
   });
   for (const reason of REFUSAL_REASONS) counter.inc({ reason }, 0);
-  const logStates = new Map<RefusalReason, LogRateState>();
 
   return {
     refuse(reason, details = {}) {
       counter.inc({ reason });
-      const decision = decideLogLine(
-        logStates.get(reason) ?? INITIAL_LOG_RATE_STATE,
-        now(),
-        intervalMs,
-      );
-      logStates.set(reason, decision.next);
-      if (decision.log) {
-        logger.warn({ reason, notLogged: decision.suppressed, ...details }, MESSAGES[reason]);
-      }
+      log.warn(reason, { reason, ...details }, MESSAGES[reason]);
     },
   };
 }
