@@ -31,7 +31,7 @@ import {
   parseProjectionKey,
   projectionKey,
 } from "./store-key.js";
-import { readVarint } from "./varint.js";
+import { fieldSpans } from "./wire-fields.js";
 
 /** A key and its value as the backing store holds them. */
 export interface RawEntry {
@@ -199,27 +199,9 @@ export function stampContent(
  */
 export function unstampValue(value: Uint8Array): Uint8Array | undefined {
   const kept: [number, number][] = [];
-  let at = 0;
-  while (at < value.length) {
-    const start = at;
-    const tag = readVarint(value, at);
-    if (tag === undefined) return undefined;
-    at = tag.next;
-    const wireType = tag.value & 7;
-    if (wireType === 0) {
-      const skipped = readVarint(value, at);
-      if (skipped === undefined) return undefined;
-      at = skipped.next;
-    } else if (wireType === 1) at += 8;
-    else if (wireType === 5) at += 4;
-    else if (wireType === 2) {
-      const length = readVarint(value, at);
-      if (length === undefined) return undefined;
-      at = length.next + length.value;
-    } else return undefined;
-    if (at > value.length) return undefined;
-    const field = Math.floor(tag.value / 8);
-    if (field !== 2 && field !== 3) kept.push([start, at]);
+  for (const span of fieldSpans(value)) {
+    if (span === undefined) return undefined;
+    if (span.field !== 2 && span.field !== 3) kept.push([span.start, span.end]);
   }
   const out = new Uint8Array(kept.reduce((sum, [from, to]) => sum + to - from, 0));
   let offset = 0;

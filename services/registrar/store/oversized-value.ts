@@ -10,7 +10,7 @@ import { create } from "@bufbuild/protobuf";
 import { ServiceConfigProjectionSchema } from "../../../gen/aether/registry/v1/projection_pb.js";
 import type { StoredProjection } from "./config-store.js";
 import type { ProjectionKeyParts } from "./store-key.js";
-import { readVarint } from "./varint.js";
+import { fieldSpans } from "./wire-fields.js";
 
 /** The longest `version` read off an oversized value; a longer one is read as empty. */
 const MAX_PEEKED_VERSION = 64;
@@ -23,27 +23,11 @@ const MAX_PEEKED_VERSION = 64;
  * whole).
  */
 export function peekVersion(value: Uint8Array): string | undefined {
-  let at = 0;
-  while (at < value.length) {
-    const tag = readVarint(value, at);
-    if (tag === undefined) return undefined;
-    at = tag.next;
-    const wireType = tag.value % 8;
-    if (wireType === 0) {
-      const skipped = readVarint(value, at);
-      if (skipped === undefined) return undefined;
-      at = skipped.next;
-    } else if (wireType === 1) at += 8;
-    else if (wireType === 5) at += 4;
-    else if (wireType === 2) {
-      const length = readVarint(value, at);
-      if (length === undefined || length.next + length.value > value.length) return undefined;
-      if (Math.floor(tag.value / 8) === 3) {
-        if (length.value > MAX_PEEKED_VERSION) return undefined;
-        return new TextDecoder().decode(value.subarray(length.next, length.next + length.value));
-      }
-      at = length.next + length.value;
-    } else return undefined;
+  for (const span of fieldSpans(value)) {
+    if (span === undefined) return undefined;
+    if (span.field !== 3 || span.wireType !== 2) continue;
+    if (span.end - span.valueStart > MAX_PEEKED_VERSION) return undefined;
+    return new TextDecoder().decode(value.subarray(span.valueStart, span.end));
   }
   return undefined;
 }
