@@ -11,7 +11,7 @@
  *
  * - Streaming RPCs (server, client and bidi streaming) receive their input as
  *   an async iterable that splits, decompresses and parses the request
- *   envelopes lazily, and {@link requestDecodingInterceptor} is the outermost
+ *   envelopes lazily, and {@link createRequestDecodingInterceptor the request decoding interceptor} is the outermost
  *   interceptor, so it wraps that iterable: an error it throws comes from
  *   reading the request, and when it is Internal (or not a ConnectError) it is
  *   rethrown as InvalidArgument. connect-es then encodes it as each protocol
@@ -78,7 +78,7 @@ export const REQUEST_DECODING_ERROR_PREFIX = "the request message does not decod
 /** How connect-es starts the message of a binary request parse failure. */
 const PARSE_BINARY_PREFIX = "parse binary: ";
 
-/** Set by {@link requestDecodingInterceptor}: the request decoded and the RPC is invoked. */
+/** Set by {@link createRequestDecodingInterceptor the request decoding interceptor}: the request decoded and the RPC is invoked. */
 const requestDecoded = createContextKey(false, { description: "request message decoded" });
 
 /**
@@ -166,9 +166,6 @@ export function createRequestDecodingInterceptor(
     return next({ ...request, message: mapInputErrors(request.message, report) });
   };
 }
-
-/** {@link createRequestDecodingInterceptor} without a hook. */
-export const requestDecodingInterceptor: Interceptor = createRequestDecodingInterceptor();
 
 /** `interceptors`, with a request decoding interceptor (reporting to `onUndecoded`) first. */
 export function withRequestDecodingInterceptor(
@@ -287,7 +284,7 @@ async function remapUnaryResponse(
  * Wraps a unary RPC's handler (see the module comment); the wrapper keeps the
  * handler's properties (method, service, requestPath, protocolNames,
  * allowedMethods, supportedContentType). Handlers of streaming RPCs are
- * returned as they are: {@link requestDecodingInterceptor} covers them.
+ * returned as they are: {@link createRequestDecodingInterceptor the request decoding interceptor} covers them.
  */
 export function mapUnaryRequestDecodingErrors(
   handler: UniversalHandler,
@@ -313,19 +310,23 @@ export function mapUnaryRequestDecodingErrors(
   });
 }
 
-/** Per-RPC options, with {@link requestDecodingInterceptor} first when they replace the interceptors. */
+/** Per-RPC options, with {@link createRequestDecodingInterceptor the request decoding interceptor} first when they replace the interceptors. */
 function withInterceptor(
   options: Partial<UniversalHandlerOptions> | undefined,
+  onUndecoded: UndecodedRequestHook | undefined,
 ): Partial<UniversalHandlerOptions> | undefined {
   if (options === undefined || !("interceptors" in options)) return options;
-  return { ...options, interceptors: withRequestDecodingInterceptor(options.interceptors) };
+  return {
+    ...options,
+    interceptors: withRequestDecodingInterceptor(options.interceptors, onUndecoded),
+  };
 }
 
 /**
  * A router that registers on `router` with request decoding failures mapped
  * to InvalidArgument: each handler it adds is wrapped with
  * {@link mapUnaryRequestDecodingErrors}, and per-RPC options that replace the
- * interceptors get {@link requestDecodingInterceptor} first. `router` itself
+ * interceptors get {@link createRequestDecodingInterceptor the request decoding interceptor} first. `router` itself
  * must have been created with {@link withRequestDecodingInterceptor}.
  */
 export class RequestDecodingErrorRouter implements ConnectRouter {
@@ -347,7 +348,9 @@ export class RequestDecodingErrorRouter implements ConnectRouter {
     implementation: Partial<ServiceImpl<T>>,
     options?: Partial<UniversalHandlerOptions>,
   ): this {
-    this.#register(() => this.#router.service(service, implementation, withInterceptor(options)));
+    this.#register(() =>
+      this.#router.service(service, implementation, withInterceptor(options, this.#onUndecoded)),
+    );
     return this;
   }
 
@@ -356,7 +359,9 @@ export class RequestDecodingErrorRouter implements ConnectRouter {
     impl: MethodImpl<M>,
     options?: Partial<UniversalHandlerOptions>,
   ): this {
-    this.#register(() => this.#router.rpc(method, impl, withInterceptor(options)));
+    this.#register(() =>
+      this.#router.rpc(method, impl, withInterceptor(options, this.#onUndecoded)),
+    );
     return this;
   }
 
