@@ -17,6 +17,7 @@ import type { MassDeleteThreshold } from "../../common/import-loss.js";
 import type { ImportConflict, ImportPolicy, ImportRejection } from "../../common/import-policy.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { wakeableSleep } from "../../runtime/sleep.js";
+import { createSyncGate } from "../../runtime/sync-gate.js";
 import {
   type ConfigStore,
   type StoredProjection,
@@ -181,10 +182,11 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   });
   const { index } = contents;
   let conn: Connection = { state: "starting" };
-  let everSynced = false;
   let loop: Promise<void> | undefined;
-  const synced = createWaiters();
-  const settled = createWaiters();
+  /** Opened by the first sync; failed by a stop before it. */
+  const synced = createSyncGate();
+  /** Opened when the cache leaves `starting` (synced, store unavailable, or stopped). */
+  const settled = createSyncGate();
 
   // Read through functions, so that checks after an await see the current value.
   const stopped = (): boolean => conn.state === "stopped";
@@ -193,15 +195,14 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
 
   /** Takes a listing in (stale-then-sweep), marks the cache synced and wakes whoever waits. */
   function onListed(listing: { entries: StoredProjection[]; revision: number }): void {
-    contents.resync(listing.entries, listing.revision, !everSynced);
-    everSynced = true;
+    contents.resync(listing.entries, listing.revision, !synced.synced);
     conn = { state: "synced" };
-    settled.resolveAll();
+    settled.open();
     logger.info(
       { revision: contents.revision, projections: index.stats().projections },
       "config cache synced",
     );
-    synced.resolveAll();
+    synced.open();
   }
 
   /** Marks the store lost: closes the subscribers, which must re-subscribe once it is back. */
@@ -210,7 +211,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       logger.error({ err: error.message }, "store lost; closing watch streams until it is back");
     }
     conn = { state: "unavailable", error };
-    settled.resolveAll();
+    settled.open();
     contents.closeSubscribers(new StoreUnavailableError(`store unavailable: ${error.message}`));
   }
 
@@ -289,24 +290,17 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
         logger.error({ err: error }, "config cache loop failed");
       });
     },
-    whenSynced() {
-      if (everSynced) return Promise.resolve();
-      if (stopped()) return Promise.reject(new Error("config cache stopped"));
-      return synced.wait();
-    },
-    whenSettled() {
-      if (conn.state !== "starting") return Promise.resolve();
-      return settled.wait();
-    },
+    whenSynced: () => synced.wait(),
+    whenSettled: () => settled.wait(),
     async stop() {
       const interrupt =
         conn.state === "synced" || conn.state === "unavailable" ? conn.interrupt : undefined;
       conn = { state: "stopped", error: lastError() };
-      settled.resolveAll();
+      settled.open();
       interrupt?.();
       await loop;
       contents.closeSubscribers(undefined);
-      synced.rejectAll(new Error("config cache stopped"));
+      synced.fail(new Error("config cache stopped"));
     },
     snapshot(services, view) {
       checkSynced();
@@ -322,28 +316,5 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     entries: () => index.entries(),
     holds: () => contents.holds(),
     releaseHolds: (origin) => contents.releaseHolds(origin),
-  };
-}
-
-/** Promises that are resolved (or rejected) all at once, later. */
-function createWaiters(): {
-  wait(): Promise<void>;
-  resolveAll(): void;
-  rejectAll(error: Error): void;
-} {
-  let waiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
-  const take = () => {
-    const taken = waiters;
-    waiters = [];
-    return taken;
-  };
-  return {
-    wait: () => new Promise((resolve, reject) => waiters.push({ resolve, reject })),
-    resolveAll: () => {
-      for (const waiter of take()) waiter.resolve();
-    },
-    rejectAll: (error) => {
-      for (const waiter of take()) waiter.reject(error);
-    },
   };
 }
