@@ -30,6 +30,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { ConfigService, ConfigView } from "../gen/aether/registry/v1/config_service_pb.js";
 import { ServiceConfigProjectionSchema } from "../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../services/common/kube-object.js";
+import { parseVersion } from "../services/common/projection-version.js";
 import { createExportController } from "../services/registrar/export/export-controller.js";
 import { createAlwaysLeader } from "../services/registrar/export/leader-election.js";
 import type { ConfigStore } from "../services/registrar/store/config-store.js";
@@ -144,36 +145,58 @@ function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-/** Records when each (agent, service, version) was applied, from the workers' reports. */
+/**
+ * Records when each agent applied each version of each service, from the
+ * workers' reports. An agent that applied a newer version of a service than
+ * the one waited for counts as having applied it (at the time it applied
+ * the first version at or above it): when two edits of one service land
+ * within one poll period, a polling agent skips straight to the newer one.
+ */
 function createApplyLog(pool: WorkerPool) {
-  const applied = new Map<string, Map<number, number>>();
+  /** service → agent → the versions it applied (nanoseconds) and when, in arrival order. */
+  const applied = new Map<string, Map<number, { nanos: bigint; t: number }[]>>();
   let changed: (() => void) | undefined;
   pool.onReport((report: WorkerReport) => {
     if (report.type !== "applied") return;
     for (const item of report.items) {
-      const key = `${item.service}@${item.version}`;
-      const byAgent = applied.get(key) ?? new Map<number, number>();
-      if (!byAgent.has(item.id)) byAgent.set(item.id, item.t);
-      applied.set(key, byAgent);
+      const nanos = parseVersion(item.version);
+      if (nanos === undefined) continue;
+      let byAgent = applied.get(item.service);
+      if (byAgent === undefined) {
+        byAgent = new Map();
+        applied.set(item.service, byAgent);
+      }
+      const list = byAgent.get(item.id) ?? [];
+      list.push({ nanos, t: item.t });
+      byAgent.set(item.id, list);
     }
     changed?.();
   });
+  /** When `agent` first applied `service` at `target` or above; undefined when it has not. */
+  const appliedAt = (service: string, agent: number, target: bigint): number | undefined => {
+    let first: number | undefined;
+    for (const { nanos, t } of applied.get(service)?.get(agent) ?? []) {
+      if (nanos >= target && (first === undefined || t < first)) first = t;
+    }
+    return first;
+  };
   return {
-    /** Resolves with each interested agent's apply time once all of them applied `service@version`. */
+    /**
+     * Resolves with each interested agent's apply time once all of them
+     * applied `service@version` or a newer version of it.
+     */
     async waitAll(service: string, version: string, agents: readonly number[], timeoutMs: number) {
-      const key = `${service}@${version}`;
-      const done = () => {
-        const byAgent = applied.get(key);
-        return byAgent !== undefined && agents.every((id) => byAgent.has(id));
-      };
+      const target = parseVersion(version);
+      if (target === undefined) throw new Error(`${service}@${version}: not a version`);
+      const done = () => agents.every((id) => appliedAt(service, id, target) !== undefined);
       if (!done()) {
         await new Promise<void>((ok, fail) => {
           const timer = setTimeout(() => {
             changed = undefined;
-            const got = applied.get(key)?.size ?? 0;
+            const got = agents.filter((id) => appliedAt(service, id, target) !== undefined);
             fail(
               new Error(
-                `${key}: ${got}/${agents.length} interested agents applied it in ${timeoutMs} ms`,
+                `${service}@${version}: ${got.length}/${agents.length} interested agents applied it (or a newer version) in ${timeoutMs} ms`,
               ),
             );
           }, timeoutMs);
@@ -185,8 +208,7 @@ function createApplyLog(pool: WorkerPool) {
           };
         });
       }
-      const byAgent = applied.get(key) as Map<number, number>;
-      return agents.map((id) => byAgent.get(id) as number);
+      return agents.map((id) => appliedAt(service, id, target) as number);
     },
   };
 }
