@@ -377,13 +377,15 @@ export async function replayDockerfile(options: ReplayOptions): Promise<Replayed
 /**
  * The host command that runs `argv` the way the image would: `argv[0]` is
  * looked up on the image's PATH (unless absolute) inside its root, and a
- * `#!` interpreter that is the image's node is replaced by this process's
- * node. Throws when the program is missing or needs anything else.
+ * `#!` interpreter that is the image's node is replaced by `nodeOnHost` (a
+ * node of the image's major version; this process's node by default).
+ * Throws when the program is missing or needs anything else.
  */
 export async function imageCommand(
   image: ReplayedImage,
   nodePathInImage: string,
   argv: readonly string[],
+  nodeOnHost: string = process.execPath,
 ): Promise<{ command: string; args: string[]; script: string }> {
   const [program, ...rest] = argv;
   if (program === undefined) throw new Error("no program to run");
@@ -400,7 +402,7 @@ export async function imageCommand(
     if (interpreter !== nodePathInImage) {
       throw new Error(`${candidate} starts with ${firstLine}, not #!${nodePathInImage}`);
     }
-    return { command: process.execPath, args: [onHost, ...rest], script: candidate };
+    return { command: nodeOnHost, args: [onHost, ...rest], script: candidate };
   }
   throw new Error(`${program} is not in the image (looked at ${candidates.join(", ")})`);
 }
