@@ -65,9 +65,12 @@ async function cachedTable(): Promise<{ cacheDir: string; table: string[] }> {
 async function garbageServer(): Promise<string> {
   const server = createHttp2Server();
   // The agent ends its sessions with GOAWAY(CANCEL) when it gives up on this
-  // server; Node reports that as a session error, which this fake must own.
+  // server; Node reports that as a session error, which this fake must own,
+  // and (Node 20) destroys every stream still open with that same error, so
+  // each stream must own it too.
   server.on("session", (session) => session.on("error", () => undefined));
   server.on("stream", (stream, headers) => {
+    stream.on("error", () => undefined);
     stream.respond({ ":status": 200, "content-type": String(headers["content-type"]) });
     stream.end(Buffer.from([0, 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3, 4, 5, 6, 7]));
   });

@@ -74,22 +74,27 @@ async function flood(
   body: (id: number) => Buffer,
   reading = false,
 ): Promise<RawH2Connection[]> {
+  // Every connection is open (its SETTINGS seen) before any stream is sent,
+  // so all the streams arrive together, well before the first PING is due.
   const opened: RawH2Connection[] = [];
   for (let c = 0; c < connections; c++) {
     const raw = await openRawH2(port);
     raws.push(raw);
     await raw.waitForFrame((f) => f.type === FrameType.SETTINGS && (f.flags & Flag.ACK) === 0);
-    const frames: Buffer[] = [];
-    for (let i = 0; i < streams; i++) {
-      const id = 1 + 2 * i;
-      frames.push(
-        encodeFrame(FrameType.HEADERS, Flag.END_HEADERS, id, headerBlock(grpcRequestHeaders(path))),
-        body(id),
-      );
-    }
-    raw.write(Buffer.concat(frames));
-    if (!reading) raw.socket.pause();
     opened.push(raw);
+  }
+  const frames: Buffer[] = [];
+  for (let i = 0; i < streams; i++) {
+    const id = 1 + 2 * i;
+    frames.push(
+      encodeFrame(FrameType.HEADERS, Flag.END_HEADERS, id, headerBlock(grpcRequestHeaders(path))),
+      body(id),
+    );
+  }
+  const burst = Buffer.concat(frames);
+  for (const raw of opened) {
+    raw.write(burst);
+    if (!reading) raw.socket.pause();
   }
   return opened;
 }
@@ -151,7 +156,10 @@ describe("a registrar under a lowered heap cap", () => {
 
   it("refuses watch streams beyond the cap, and drops peers that stop answering PINGs", async () => {
     const r = await registrar(
-      ...["--max-watch-streams", "300", "--ping-interval", "500ms", "--ping-timeout", "500ms"],
+      // The first PING is due 3 s after a session opens: the refusals are
+      // all counted by then, even on a slow machine, and only then do the
+      // silent peers start to miss PINGs.
+      ...["--max-watch-streams", "300", "--ping-interval", "3s", "--ping-timeout", "1s"],
     );
     const port = Number(new URL(r.url).port);
     const watch = (id: number) =>
