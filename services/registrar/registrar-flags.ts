@@ -32,6 +32,12 @@ export interface RegistrarConfig extends RegistrarLimits {
   readonly host: string;
   /** The port to listen on (0 picks a free one). */
   readonly port: number;
+  /**
+   * `--admin-listen`: where the admin port (plain HTTP, `/healthz`,
+   * `/readyz` and `/metrics` only) listens; undefined: no admin port (the
+   * main port serves those routes either way).
+   */
+  readonly adminListen: { readonly host: string; readonly port: number } | undefined;
   /** The store implementation. */
   readonly store: "memory" | "etcd";
   /** etcd endpoints (with `store: "etcd"`). */
@@ -121,6 +127,10 @@ port) over the shared config store, plus gRPC health and reflection,
 Flags:
   --cluster NAME            this registrar's cluster, the origin it owns (required)
   --listen HOST:PORT        address to serve on (default 127.0.0.1:8080)
+  --admin-listen HOST:PORT  also serve /healthz, /readyz and /metrics (only) as plain
+                            HTTP on this address, for probes and scrapers: it answers
+                            while the main port is full (--max-connections) and needs
+                            no client certificate (default: none)
   --store memory|etcd       store implementation (default memory: embedded, one process)
   --etcd-endpoints URL[,URL] etcd client URLs (required with --store etcd)
   --etcd-prefix PREFIX      store key prefix (default ${DEFAULT_STORE_PREFIX})
@@ -187,6 +197,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
       options: {
         cluster: { type: "string" },
         listen: { type: "string", default: "127.0.0.1:8080" },
+        "admin-listen": { type: "string" },
         store: { type: "string", default: "memory" },
         "etcd-endpoints": { type: "string" },
         "etcd-prefix": { type: "string", default: DEFAULT_STORE_PREFIX },
@@ -295,6 +306,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   return {
     cluster,
     ...parseListenFlag(values.listen as string),
+    adminListen: parseAdminListen(values["admin-listen"] as string | undefined),
     store,
     etcdEndpoints: endpoints,
     etcdPrefix: prefix,
@@ -421,4 +433,14 @@ function parseExportSource(value: string | undefined): ExportSourceConfig | unde
   throw new UsageError(
     `--export-source ${JSON.stringify(value)} must be dir:PATH (a directory of manifests) or kubernetes`,
   );
+}
+
+/** Parses `--admin-listen HOST:PORT`; undefined when it is not given. */
+function parseAdminListen(value: string | undefined): { host: string; port: number } | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseListenFlag(value, "127.0.0.1:9090");
+  } catch (error) {
+    throw new UsageError(`--admin-${(error as Error).message.slice(2)}`);
+  }
 }

@@ -27,7 +27,12 @@ import { createExportController, type ExportController } from "./export/export-c
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
 import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
-import { createHttpServer, type ListenAddress } from "./server/create-http-server.js";
+import { createAdminServer } from "./server/admin-server.js";
+import {
+  createHttpServer,
+  type ListenAddress,
+  type Readiness,
+} from "./server/create-http-server.js";
 import { createHealthService } from "./server/health-service.js";
 import { registerReflectionServices } from "./server/reflection-service.js";
 import { createRefusals } from "./server/refusals.js";
@@ -70,6 +75,8 @@ export interface Registrar {
   readonly exporter: ExportController | undefined;
   /** The bound address once started. */
   readonly address: ListenAddress | undefined;
+  /** The admin port's bound address once started (with `--admin-listen`). */
+  readonly adminAddress: ListenAddress | undefined;
   /**
    * Starts following the store and serving. Resolves once listening; the
    * store may still be unreachable then (`/readyz` says so until it syncs).
@@ -250,24 +257,27 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       ? HealthCheckResponse_ServingStatus.SERVING
       : HealthCheckResponse_ServingStatus.NOT_SERVING;
 
+  /** What `/readyz` reports, on both the main and the admin port. */
+  const readiness = (): Readiness => {
+    if (cache.state === "synced") {
+      const degraded = describeHolds(cache.holds());
+      return degraded === undefined ? { ready: true } : { ready: true, degraded };
+    }
+    if (cache.state === "starting")
+      return { ready: false, reason: "not synced with the store yet" };
+    return {
+      ready: false,
+      reason: `store unavailable: ${cache.lastError?.message ?? cache.state}`,
+    };
+  };
+
   const server = createHttpServer({
     logger: logger.child({ part: "http" }),
     metricsRegistry: metrics.registry,
     limits: config.serverLimits,
     refusals,
     onUndecodedRequest: (method) => metrics.countUndecoded(method),
-    readiness: () => {
-      if (cache.state === "synced") {
-        const degraded = describeHolds(cache.holds());
-        return degraded === undefined ? { ready: true } : { ready: true, degraded };
-      }
-      if (cache.state === "starting")
-        return { ready: false, reason: "not synced with the store yet" };
-      return {
-        ready: false,
-        reason: `store unavailable: ${cache.lastError?.message ?? cache.state}`,
-      };
-    },
+    readiness,
     routes: (router, { drainSignal }) => {
       const health = createHealthService({
         drainSignal,
@@ -301,6 +311,16 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     },
   });
 
+  const admin =
+    config.adminListen === undefined
+      ? undefined
+      : createAdminServer({
+          readiness,
+          metricsRegistry: metrics.registry,
+          drainSignal: server.drainSignal,
+          logger: logger.child({ part: "admin" }),
+        });
+
   let stopping: Promise<void> | undefined;
   return {
     store,
@@ -310,12 +330,20 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     get address() {
       return server.address;
     },
+    get adminAddress() {
+      return admin?.address;
+    },
     async start() {
       cache.start();
       const address = await server.listen(config.host, config.port);
+      const adminAddress =
+        admin === undefined || config.adminListen === undefined
+          ? undefined
+          : await admin.listen(config.adminListen.host, config.adminListen.port);
       logger.info(
         {
           url: address.url,
+          adminUrl: adminAddress?.url ?? null,
           cluster: config.cluster,
           store: store.kind,
           controlCluster: config.controlCluster ?? null,
@@ -336,6 +364,8 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         // Give up the export leadership first, so another replica takes over at once.
         await exporter?.stop();
         await server.close({ graceMs: config.drainTimeoutMs });
+        // Probes see `draining` on the admin port until the API port is closed.
+        await admin?.close();
         await cache.stop();
         await store.close();
         logger.info("registrar stopped");

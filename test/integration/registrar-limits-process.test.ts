@@ -9,6 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toJson } from "@bufbuild/protobuf";
@@ -210,6 +211,52 @@ describe("a registrar under a lowered heap cap", () => {
     );
     expect(await refusals(r, "ping_timeout")).toBe(1);
     expect(warnings(r, "ping_timeout")).toHaveLength(1);
+    expect(await r.stop()).toBe(0);
+  });
+  it("answers probes and scrapes on its admin port while its main port is full", async () => {
+    const r = await registrar("--max-connections", "40", "--admin-listen", "127.0.0.1:0");
+    const serving = await r.waitForLog((line) => line.msg === "registrar serving");
+    const admin = serving.adminUrl as string;
+    expect(admin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(admin).not.toBe(r.url);
+    // 50 connections that never send a byte: the main port holds 40 and drops the rest.
+    const port = Number(new URL(r.url).port);
+    const idle: Socket[] = [];
+    for (let i = 0; i < 50; i++) {
+      const socket = connect({ host: "127.0.0.1", port });
+      socket.on("error", () => undefined);
+      idle.push(socket);
+    }
+    await waitFor(
+      async () =>
+        ((await scrapeMetric(
+          admin,
+          'aether_config_server_refusals_total{reason="max_connections"}',
+        )) ?? 0) >= 10,
+      10_000,
+      "the connections beyond 40 refused",
+    );
+    // The main port has no room for a probe; the admin port answers.
+    await expect(
+      fetch(`${r.url}/healthz`, { signal: AbortSignal.timeout(2_000) }),
+    ).rejects.toThrow();
+    const healthz = await fetch(`${admin}/healthz`);
+    expect([healthz.status, await healthz.text()]).toEqual([200, "ok\n"]);
+    const readyz = await fetch(`${admin}/readyz`);
+    expect([readyz.status, await readyz.text()]).toEqual([200, "ready\n"]);
+    expect(await scrapeMetric(admin, "aether_config_server_connections")).toBe(40);
+    // Only the operational routes, and only reads.
+    const rpc = await fetch(`${admin}/aether.registry.v1.ConfigService/ListAllConfig`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(rpc.status).toBe(405);
+    expect((await fetch(`${admin}/aether.registry.v1.ConfigService/ListAllConfig`)).status).toBe(
+      404,
+    );
+    for (const socket of idle) socket.destroy();
+    expect(await listedServices(r)).toEqual(["shop/cart"]);
     expect(await r.stop()).toBe(0);
   });
 });

@@ -20,6 +20,7 @@ describe("registrar flags", () => {
       etcdPrefix: "/aether/v1",
       controlCluster: undefined,
       keepaliveMs: 15_000,
+      adminListen: undefined,
     });
   });
   it("parses everything", () => {
@@ -32,6 +33,7 @@ describe("registrar flags", () => {
         "--etcd-prefix=/x/y/",
         "--control-cluster=hub",
         "--keepalive=2s",
+        "--admin-listen=:9090",
       ]),
     ).toMatchObject({
       cluster: "spoke-a",
@@ -42,6 +44,7 @@ describe("registrar flags", () => {
       etcdPrefix: "/x/y",
       controlCluster: "hub",
       keepaliveMs: 2000,
+      adminListen: { host: "0.0.0.0", port: 9090 },
     });
   });
   it("returns help", () => expect(parseRegistrarFlags(["--help"])).toBe("help"));
@@ -52,6 +55,7 @@ describe("registrar flags", () => {
     [["--cluster", "hub", "--store", "etcd"], /needs --etcd-endpoints/],
     [["--cluster", "hub", "--listen", "8080"], /--listen "8080" is not HOST:PORT/],
     [["--cluster", "hub", "--listen", "h:99999"], /is not HOST:PORT/],
+    [["--cluster", "hub", "--admin-listen", "9090"], /--admin-listen "9090" is not HOST:PORT/],
     [["--cluster", "hub", "--keepalive", "soon"], /--keepalive: "soon" is not a duration/],
     [
       ["--cluster", "hub", "--etcd-prefix", "aether"],

@@ -2,7 +2,10 @@
  * The plain operational routes every registrar serves: `/healthz` (the
  * process answers), `/readyz` (it can serve real data, `ready` or `ready,
  * degraded: <why>`; 503 with the reason otherwise, and while draining) and
- * `/metrics` (Prometheus text format).
+ * `/metrics` (Prometheus text format). {@link adminResponse} decides the
+ * answers; the main port registers them on its fastify app
+ * ({@link registerAdminRoutes}) and the admin port (`admin-server.ts`)
+ * serves them alone.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
@@ -23,25 +26,57 @@ export interface AdminRoutesOptions {
   readonly drainSignal: AbortSignal;
 }
 
+/** The operational paths, in the order `--help` and the docs list them. */
+export const ADMIN_PATHS = ["/healthz", "/readyz", "/metrics"] as const;
+
+/** One answer of an operational route. */
+export interface AdminResponse {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+const TEXT = "text/plain; charset=utf-8";
+
+/**
+ * The answer to `GET path`, or undefined when `path` (without its query) is
+ * not an operational route.
+ */
+export async function adminResponse(
+  path: string,
+  options: AdminRoutesOptions,
+): Promise<AdminResponse | undefined> {
+  switch (path.split("?", 1)[0]) {
+    case "/healthz":
+      return { status: 200, contentType: TEXT, body: "ok\n" };
+    case "/readyz": {
+      const readiness = currentReadiness(options);
+      if (!readiness.ready) {
+        return { status: 503, contentType: TEXT, body: `${readiness.reason ?? "not ready"}\n` };
+      }
+      const body =
+        readiness.degraded === undefined ? "ready\n" : `ready, degraded: ${readiness.degraded}\n`;
+      return { status: 200, contentType: TEXT, body };
+    }
+    case "/metrics":
+      return {
+        status: 200,
+        contentType: options.metricsRegistry.contentType,
+        body: await options.metricsRegistry.metrics(),
+      };
+    default:
+      return undefined;
+  }
+}
+
 /** Registers `/healthz`, `/readyz` and `/metrics` on `app`. */
 export function registerAdminRoutes(app: App, options: AdminRoutesOptions): void {
-  app.get("/healthz", async (_request, reply) => {
-    return reply.type("text/plain; charset=utf-8").send("ok\n");
-  });
-  app.get("/readyz", async (_request, reply) => {
-    const readiness = currentReadiness(options);
-    reply.type("text/plain; charset=utf-8");
-    if (readiness.ready) {
-      return reply.send(
-        readiness.degraded === undefined ? "ready\n" : `ready, degraded: ${readiness.degraded}\n`,
-      );
-    }
-    return reply.code(503).send(`${readiness.reason ?? "not ready"}\n`);
-  });
-  app.get("/metrics", async (_request, reply) => {
-    const body = await options.metricsRegistry.metrics();
-    return reply.type(options.metricsRegistry.contentType).send(body);
-  });
+  for (const path of ADMIN_PATHS) {
+    app.get(path, async (_request, reply) => {
+      const answer = (await adminResponse(path, options)) as AdminResponse;
+      return reply.code(answer.status).type(answer.contentType).send(answer.body);
+    });
+  }
 }
 
 /** The readiness to report now: draining wins; a throwing probe is not ready. */

@@ -163,7 +163,8 @@ export const DEFAULT_CLOSE_GRACE_MS = 10_000;
 /** How long cancelled handlers get to send their error before connections are destroyed. */
 const SHUTDOWN_FLUSH_MS = 100;
 
-function formatUrl(host: string, port: number): string {
+/** The `http://` base URL of a bound address (an IPv6 host in brackets). */
+export function formatUrl(host: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
