@@ -24,7 +24,21 @@ Flags:
   --results DIR      where the raw JSON goes (default bench/results)
   --report FILE      the report to regenerate (default bench/REPORT.md; "" writes none)
   --cpu-prof         profile the registrars and workers (node --cpu-prof) into DIR/profiles
-  -h, --help         print this help`;
+  -h, --help         print this help
+
+Hostile mode (npm run bench -- --hostile): instead of the above, one registrar as
+the deployment runs it (--heap-mb heap cap, production limits, an admin port)
+seeded with --services services (default 10000), serving --agents real agents
+(default 20) that each depend on --deps services, is attacked phase by phase
+from separate processes, while /healthz is probed on both ports, a change
+reaches the agents every second and a polite client lists; writes
+bench/results/hostile.json and the hostile section of the report.
+  --hostile              run the hostile benchmark
+  --phase-seconds S      length of each phase (default 20)
+  --hostile-streams N    HTTP/2 streams that never finish their body or never read (default 20000)
+  --idle-connections N   connections that send nothing or an unfinished header block (default 20000)
+  --concurrent-lists N   unfiltered ListAllConfig calls in flight at once (default 10000)
+  --heap-mb N            the registrar's --max-old-space-size (default 384, the deployment's)`;
 
 /** The parsed flags. */
 export interface BenchFlags {
@@ -39,6 +53,13 @@ export interface BenchFlags {
   readonly report: string;
   readonly cpuProf: boolean;
   readonly help: boolean;
+  /** `--hostile`: run the hostile benchmark (bench/hostile/) instead. */
+  readonly hostile: boolean;
+  readonly phaseSeconds: number;
+  readonly hostileStreams: number;
+  readonly idleConnections: number;
+  readonly concurrentLists: number;
+  readonly heapMb: number;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, min = 1): number {
@@ -68,6 +89,12 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
         report: { type: "string" },
         "cpu-prof": { type: "boolean" },
         help: { type: "boolean", short: "h" },
+        hostile: { type: "boolean" },
+        "phase-seconds": { type: "string" },
+        "hostile-streams": { type: "string" },
+        "idle-connections": { type: "string" },
+        "concurrent-lists": { type: "string" },
+        "heap-mb": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -80,9 +107,10 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
   const deps = positive("deps", str("deps"), 20);
   if (deps > services) throw new UsageError(`--deps ${deps} is more than --services ${services}`);
   const changes = positive("changes", str("changes"), 200);
+  const hostile = values.hostile === true;
   return {
     services,
-    agents: positive("agents", str("agents"), 1_000),
+    agents: positive("agents", str("agents"), hostile ? 20 : 1_000),
     deps,
     changes,
     pollChanges: positive("poll-changes", str("poll-changes"), Math.min(changes, 20), 0),
@@ -92,5 +120,11 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     report: str("report") ?? "bench/REPORT.md",
     cpuProf: values["cpu-prof"] === true,
     help: values.help === true,
+    hostile,
+    phaseSeconds: positive("phase-seconds", str("phase-seconds"), 20),
+    hostileStreams: positive("hostile-streams", str("hostile-streams"), 20_000, 0),
+    idleConnections: positive("idle-connections", str("idle-connections"), 20_000, 0),
+    concurrentLists: positive("concurrent-lists", str("concurrent-lists"), 10_000, 0),
+    heapMb: positive("heap-mb", str("heap-mb"), 384, 64),
   };
 }

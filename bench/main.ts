@@ -9,6 +9,8 @@ import { parseCommandLine } from "../services/process/command-line.js";
 import { stopAllAgents } from "../test/support/agent-process.js";
 import { stopAllRegistrars } from "../test/support/registrar-process.js";
 import { BENCH_USAGE, parseBenchFlags } from "./bench-flags.js";
+import { hostileHeadline, renderHostileReport } from "./hostile/hostile-report.js";
+import { runHostileBench } from "./hostile/run-hostile.js";
 import { headline, renderReport } from "./report.js";
 import { runBench } from "./run-bench.js";
 
@@ -28,15 +30,34 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     void Promise.all([stopAllRegistrars(), stopAllAgents()]).finally(() => process.exit(130));
   });
 }
-const results = await runBench(flags);
-const resultsDir = resolve(ROOT, flags.resultsDir);
-await mkdir(resultsDir, { recursive: true });
-await writeFile(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-if (flags.report !== "") {
+/** Rewrites `--report` (unless "") with `render` of its previous text. */
+async function regenerateReport(render: (previous: string | undefined) => string): Promise<void> {
+  if (flags.report === "") return;
   const reportPath = resolve(ROOT, flags.report);
   const previous = await readFile(reportPath, "utf8").catch(() => undefined);
   await mkdir(dirname(reportPath), { recursive: true });
-  await writeFile(reportPath, renderReport(results, previous));
+  await writeFile(reportPath, render(previous));
 }
+const resultsDir = resolve(ROOT, flags.resultsDir);
+await mkdir(resultsDir, { recursive: true });
+if (flags.hostile) {
+  const hostile = await runHostileBench({
+    services: flags.services,
+    agents: flags.agents,
+    deps: flags.deps,
+    phaseSeconds: flags.phaseSeconds,
+    streams: flags.hostileStreams,
+    idleConnections: flags.idleConnections,
+    concurrentLists: flags.concurrentLists,
+    heapMb: flags.heapMb,
+  });
+  await writeFile(join(resultsDir, "hostile.json"), `${JSON.stringify(hostile, null, 2)}\n`);
+  await regenerateReport((previous) => renderHostileReport(hostile, previous));
+  process.stdout.write(`${JSON.stringify(hostileHeadline(hostile))}\n`);
+  process.exit(0);
+}
+const results = await runBench(flags);
+await writeFile(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+await regenerateReport((previous) => renderReport(results, previous));
 process.stdout.write(`${JSON.stringify(headline(results))}\n`);
 process.exit(0);

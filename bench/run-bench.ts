@@ -124,11 +124,11 @@ const AGENT_KEEPALIVE_TIMEOUT_MS = 30 * 60_000;
 const DEFAULT_POLL_INTERVAL_MS = 10_000;
 
 /** The compiled mains, as the container image runs them (no tsx). */
-const REGISTRAR_JS = resolve(ROOT, "dist/services/registrar/main.js");
+export const REGISTRAR_JS = resolve(ROOT, "dist/services/registrar/main.js");
 const AGENT_JS = resolve(ROOT, "dist/clients/agent/main.js");
 
 /** Compiles the registrar and agent mains into dist/ the way deploy/Dockerfile does. */
-function buildMains(): void {
+export function buildMains(): void {
   execFileSync(
     process.execPath,
     [
@@ -141,7 +141,7 @@ function buildMains(): void {
 }
 
 /** Writes a progress line to stderr (stdout's last line is the JSON). */
-function progress(message: string): void {
+export function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 

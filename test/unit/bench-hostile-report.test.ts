@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import { parseBenchFlags } from "../../bench/bench-flags.js";
+import {
+  HOSTILE_BEGIN,
+  HOSTILE_END,
+  hostileHeadline,
+  renderHostileReport,
+} from "../../bench/hostile/hostile-report.js";
+import type { HostilePhase, HostileResults } from "../../bench/hostile/run-hostile.js";
+
+const latency = (p99: number) => ({ count: 10, p50: 2, p90: 3, p99, max: p99 + 1 });
+const probe = (p99: number, failures = 0) => ({
+  probes: 100,
+  failures,
+  latency: latency(p99),
+  longestGapMs: p99,
+});
+function phase(name: string, attacks: HostilePhase["attacks"], p99: number): HostilePhase {
+  return {
+    name,
+    attacks,
+    seconds: 20,
+    healthAdmin: probe(p99, attacks.length),
+    healthApi: probe(p99 * 2, 50),
+    good: {
+      changes: 20,
+      propagation: latency(p99 * 3),
+      missed: attacks.length,
+      streamReconnects: 0,
+      agentsNotWatching: 0,
+      listOkPerSecond: 100 - p99,
+      listFailed: 0,
+      listLatency: latency(5),
+    },
+    registrarPeakRssMb: 150,
+    registrarPeakCpuPercent: 90,
+    refusals: attacks.length === 0 ? {} : { max_watch_streams: 8000, max_connections: 12 },
+    attackers: attacks.map((mode) => ({
+      mode,
+      connectionsOpened: 200,
+      connectionsClosed: 3,
+      connectErrors: 1,
+      peakOpen: 150,
+      requests: 20_000,
+      resets: 0,
+      outcomes: (mode === "lists" ? { ok: 900, ResourceExhausted: 100 } : {}) as Record<
+        string,
+        number
+      >,
+      okLatency: undefined,
+    })),
+    registrarAlive: true,
+  };
+}
+const results: HostileResults = {
+  startedAt: "2026-12-02T00:00:00.000Z",
+  machine: { cpus: 2, node: "v20.20.2", etcd: "3.4.23" },
+  flags: {
+    services: 10_000,
+    agents: 20,
+    deps: 20,
+    phaseSeconds: 20,
+    streams: 20_000,
+    idleConnections: 20_000,
+    concurrentLists: 10_000,
+    heapMb: 384,
+  },
+  podLimitMb: 512,
+  phases: [
+    phase("baseline", [], 4),
+    phase("streams", ["streams"], 30),
+    phase("all", ["streams", "idle", "lists"], 60),
+  ],
+  registrarAlive: true,
+  registrarPeakRssMb: 180,
+  registrarDeath: undefined,
+};
+
+describe("the hostile benchmark's flags and report", () => {
+  it("has the issue's sizes and the deployment's heap cap by default, and fewer agents", () => {
+    expect(parseBenchFlags(["--hostile"])).toMatchObject({
+      hostile: true,
+      agents: 20,
+      phaseSeconds: 20,
+      hostileStreams: 20_000,
+      idleConnections: 20_000,
+      concurrentLists: 10_000,
+      heapMb: 384,
+    });
+    expect(parseBenchFlags([]).hostile).toBe(false);
+    expect(() => parseBenchFlags(["--hostile", "--heap-mb", "32"])).toThrow(/--heap-mb/);
+  });
+
+  it("replaces only its own section, and appends one to a report without it", () => {
+    const previous = `# Report\n\nintro\n\n${HOSTILE_BEGIN}\nold\n${HOSTILE_END}\n\noutro\n`;
+    const updated = renderHostileReport(results, previous);
+    expect(updated.startsWith("# Report\n\nintro\n\n")).toBe(true);
+    expect(updated.endsWith(`${HOSTILE_END}\n\noutro\n`)).toBe(true);
+    expect(updated).not.toContain("\nold\n");
+    expect(updated).toContain(
+      "| streams | 2 / 30 / 31 (1) | 50 of 100 | 2 / 90 (1) | 0 | 70 (0) | 150 / 90 |",
+    );
+    expect(updated).toContain("refused max_watch_streams 8000, max_connections 12");
+    expect(updated).toContain("list calls answered ok 900, ResourceExhausted 100");
+    const appended = renderHostileReport(results, "# Report\n\nmain results\n");
+    expect(appended).toMatch(
+      /^# Report\n\nmain results\n\n## Hostile clients\n\n<!-- bench:hostile:begin/,
+    );
+    expect(appended.match(/bench:hostile:begin/g)).toHaveLength(1);
+  });
+
+  it("headlines the worst attacked phase, not the baseline", () => {
+    expect(hostileHeadline(results)).toEqual({
+      registrar_alive: true,
+      registrar_peak_rss_mb: 180,
+      pod_limit_mb: 512,
+      healthz_admin_p99_ms: 60,
+      healthz_admin_max_ms: 61,
+      healthz_admin_failures: 4,
+      agent_streams_reopened: 0,
+      changes_missed: 4,
+      propagation_p99_ms: 180,
+      polite_list_ok_per_s_min: 40,
+    });
+  });
+});
