@@ -77,6 +77,11 @@ export function renderHostileSection(r: HostileResults): string {
     const attacks = attackSummary(p);
     if (attacks !== "") lines.push(`  Attackers: ${attacks}.`);
   }
+  const warnings = Object.entries(r.registrarWarnings).sort((a, b) => b[1] - a[1]);
+  if (warnings.length > 0) {
+    lines.push("", "What the registrar logged at warn and above (lines per message):", "");
+    for (const [message, count] of warnings.slice(0, 12)) lines.push(`- ${count} × ${message}`);
+  }
   if (r.registrarDeath !== undefined) {
     lines.push("", "The registrar's last words:", "", "```", r.registrarDeath, "```");
   }

@@ -11,11 +11,7 @@
  * reason. A registrar that dies ends the run, reported as such.
  */
 
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
-import { toJson } from "@bufbuild/protobuf";
-import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
+import { availableParallelism } from "node:os";
 import { createEtcdStore } from "../../services/registrar/store/etcd-store.js";
 import { startEtcd } from "../../test/support/etcd.js";
 import { makeProjection } from "../../test/support/projections.js";
@@ -23,6 +19,7 @@ import {
   type RegistrarProcess,
   startRegistrarProcess,
 } from "../../test/support/registrar-process.js";
+import { waitFor } from "../../test/support/wait.js";
 import { readMemory, sampleProcess } from "../proc-stats.js";
 import { buildMains, progress, REGISTRAR_JS } from "../run-bench.js";
 import { type Attack, prepareAttack } from "./attack-pool.js";
@@ -76,6 +73,8 @@ export interface HostileResults {
   readonly registrarPeakRssMb: number;
   /** The registrar's last lines on stderr when it died. */
   readonly registrarDeath: string | undefined;
+  /** The registrar's warnings and errors, by message, with how often each was logged. */
+  readonly registrarWarnings: Readonly<Record<string, number>>;
 }
 
 /** Runs the hostile benchmark; see the module comment. */
@@ -83,7 +82,6 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
   const startedAt = new Date().toISOString();
   progress("compiling the registrar (deploy/tsconfig.build.json → dist/)");
   buildMains();
-  const work = await mkdtemp(join(tmpdir(), "aether-hostile-"));
   const etcd = await startEtcd();
   let registrar: RegistrarProcess | undefined;
   try {
@@ -95,16 +93,18 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
       (_, i) =>
         `ns-${String(Math.floor(i / 100)).padStart(4, "0")}/svc-${String(i).padStart(6, "0")}`,
     );
-    const seed = join(work, "seed.json");
-    const projections = [HOT_SERVICE, ...services].map((s) =>
-      toJson(ServiceConfigProjectionSchema, makeProjection(s)),
-    );
-    await writeFile(seed, JSON.stringify({ projections }));
+    // Written before the registrar starts, so that it serves them all from
+    // its first sync and nothing of its own start-up overlaps an attack.
+    const store = createEtcdStore({ origin: "hub", endpoints: [etcd.endpoint] });
+    const all = [HOT_SERVICE, ...services];
+    for (let i = 0; i < all.length; i += 200) {
+      await Promise.all(all.slice(i, i + 200).map((s) => store.put(makeProjection(s))));
+    }
     progress(`registrar with ${flags.services} services, heap cap ${flags.heapMb} MB`);
     registrar = await startRegistrarProcess(
       [
         ...["--cluster", "hub", "--store", "etcd", "--etcd-endpoints", etcd.endpoint],
-        ...["--seed", seed, "--admin-listen", "127.0.0.1:0"],
+        ...["--admin-listen", "127.0.0.1:0"],
       ],
       {
         nodeArgs: [`--max-old-space-size=${flags.heapMb}`],
@@ -125,7 +125,11 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
         death = error.message.slice(-2_000);
       });
 
-    const store = createEtcdStore({ origin: "hub", endpoints: [etcd.endpoint] });
+    await waitFor(
+      async () => (await fetch(`${admin}/readyz`)).ok,
+      60_000,
+      "the registrar's readiness",
+    );
     progress(`${flags.agents} agents, each depending on ${HOT_SERVICE} and ${flags.deps - 1} more`);
     const good = await startGoodTraffic({
       registrarUrl: r.url,
@@ -216,6 +220,7 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
       registrarAlive: alive,
       registrarPeakRssMb: Math.round(peak ?? Math.max(...phases.map((p) => p.registrarPeakRssMb))),
       registrarDeath: death,
+      registrarWarnings: warningsOf(r.logs),
     };
     return results;
   } finally {
@@ -240,4 +245,16 @@ async function waitWhileAlive(ms: number, alive: () => boolean): Promise<void> {
   while (performance.now() < end && alive()) {
     await new Promise((resolve) => setTimeout(resolve, Math.min(100, end - performance.now())));
   }
+}
+
+/** Counts the warn-and-above lines of `logs` by message (and reason, when they carry one). */
+function warningsOf(logs: readonly Record<string, unknown>[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of logs) {
+    if (typeof line.level !== "string" || !["warn", "error", "fatal"].includes(line.level))
+      continue;
+    const key = `${line.level}: ${String(line.msg)}${line.reason === undefined ? "" : ` (${String(line.reason)})`}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
 }

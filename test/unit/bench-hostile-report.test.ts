@@ -74,6 +74,7 @@ const results: HostileResults = {
   registrarAlive: true,
   registrarPeakRssMb: 180,
   registrarDeath: undefined,
+  registrarWarnings: {},
 };
 
 describe("the hostile benchmark's flags and report", () => {
