@@ -257,19 +257,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       ? HealthCheckResponse_ServingStatus.SERVING
       : HealthCheckResponse_ServingStatus.NOT_SERVING;
 
-  /** What `/readyz` reports, on both the main and the admin port. */
-  const readiness = (): Readiness => {
-    if (cache.state === "synced") {
-      const degraded = describeHolds(cache.holds());
-      return degraded === undefined ? { ready: true } : { ready: true, degraded };
-    }
-    if (cache.state === "starting")
-      return { ready: false, reason: "not synced with the store yet" };
-    return {
-      ready: false,
-      reason: `store unavailable: ${cache.lastError?.message ?? cache.state}`,
-    };
-  };
+  const readiness = () => cacheReadiness(cache);
 
   const server = createHttpServer({
     logger: logger.child({ part: "http" }),
@@ -372,5 +360,18 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       })();
       return stopping;
     },
+  };
+}
+
+/** What `/readyz` reports, on both the main and the admin port: ready once the cache synced. */
+function cacheReadiness(cache: ConfigCache): Readiness {
+  if (cache.state === "synced") {
+    const degraded = describeHolds(cache.holds());
+    return degraded === undefined ? { ready: true } : { ready: true, degraded };
+  }
+  if (cache.state === "starting") return { ready: false, reason: "not synced with the store yet" };
+  return {
+    ready: false,
+    reason: `store unavailable: ${cache.lastError?.message ?? cache.state}`,
   };
 }
