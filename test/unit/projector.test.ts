@@ -672,16 +672,10 @@ describe("projectRoute: rejections", () => {
     ],
     // unsupported_field
     [
-      "retry",
-      httpRule({ retry: { attempts: 2 } }),
-      "unsupported_field",
-      /^spec\.rules\[0\]\.retry is not supported by the projection/,
-    ],
-    [
       "sessionPersistence",
       httpRule({ sessionPersistence: { type: "Cookie" } }),
       "unsupported_field",
-      /sessionPersistence is not supported/,
+      /sessionPersistence is not supported by the projection: Gateway API v1\.7 deprecates/,
     ],
     [
       "an unknown spec field",
