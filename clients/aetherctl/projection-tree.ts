@@ -1,7 +1,7 @@
 /**
  * The human-readable form of one projection for `aetherctl get`: a short
  * header (service, origin, version and age) and an indented tree of routes,
- * rules, matches, filters, backends and timeouts. Pure.
+ * rules, matches, filters, backends, timeouts and retry policies. Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type {
@@ -9,8 +9,8 @@ import type {
   RouteRule,
   ServiceConfigProjection,
 } from "../../gen/aether/registry/v1/projection_pb.js";
-import { timeoutsOf } from "../../services/common/evaluator-filters.js";
-import type { DecisionTimeouts } from "../../services/common/evaluator-types.js";
+import { retryOf, timeoutsOf } from "../../services/common/evaluator-filters.js";
+import type { DecisionRetry, DecisionTimeouts } from "../../services/common/evaluator-types.js";
 import {
   describeBackend,
   describeFilter,
@@ -35,6 +35,24 @@ export function describeTimeouts(timeouts: DecisionTimeouts | undefined): string
   ]
     .filter((part) => part !== "")
     .join(", ");
+}
+
+/**
+ * Describes a retry policy: `on 500, 503 and connection errors, at most 3
+ * retries, backoff 100ms`; `off (attempts 0)`; what the policy leaves unset
+ * is the data plane's `default`. Empty when there is no policy.
+ */
+export function describeRetry(retry: DecisionRetry | undefined): string {
+  if (retry === undefined) return "";
+  if (retry.attempts === 0) return "off (attempts 0)";
+  const codes = retry.codes.length === 0 ? "" : `${retry.codes.join(", ")} and `;
+  const attempts =
+    retry.attempts === undefined
+      ? "default attempts"
+      : `at most ${retry.attempts} ${retry.attempts === 1 ? "retry" : "retries"}`;
+  const backoff =
+    retry.backoffMs === undefined ? "default backoff" : `backoff ${formatMillis(retry.backoffMs)}`;
+  return `on ${codes}connection errors, ${attempts}, ${backoff}`;
 }
 
 /** The heading of a rule: `rule 0`, or `rule 0 "beta-testers"` when it has a name. */
@@ -64,6 +82,8 @@ function ruleLines(rule: RouteRule, index: number, indent: string): string[] {
   }
   const timeouts = describeTimeouts(timeoutsOf(rule.timeouts));
   if (timeouts !== "") lines.push(`${inner}timeouts: ${timeouts}`);
+  const retry = describeRetry(retryOf(rule.retry));
+  if (retry !== "") lines.push(`${inner}retry: ${retry}`);
   return lines;
 }
 

@@ -223,6 +223,20 @@ export interface DecisionTimeouts {
 }
 
 /**
+ * The retry policy of the matched rule (HTTPRoute `rules[].retry`), times in
+ * milliseconds. It says what the data plane does when the backend fails; it
+ * decides nothing about where the request goes.
+ */
+export interface DecisionRetry {
+  /** The status codes that are retried, ascending (connection errors are retried too). */
+  readonly codes: readonly number[];
+  /** The most retries of one request (0: none); undefined means the data plane's default. */
+  readonly attempts: number | undefined;
+  /** The least wait before a retry; undefined means the data plane's default. */
+  readonly backoffMs: number | undefined;
+}
+
+/**
  * The evaluator's answer for one request. It is explainable: it names the
  * route, rule and match that won, and lists every change made to the request.
  */
@@ -271,6 +285,12 @@ export interface Decision {
   readonly mirrors: readonly DecisionMirror[];
   /** The matched rule's timeouts, when it sets any. */
   readonly timeouts: DecisionTimeouts | undefined;
+  /**
+   * The matched rule's retry policy, when it has one and the request is
+   * forwarded; undefined otherwise (an answer the data plane gives itself,
+   * a redirect, a preflight or a 500, is never retried).
+   */
+  readonly retry: DecisionRetry | undefined;
   /** The CORS handling, when the matched rule has a CORS filter. */
   readonly cors: DecisionCors | undefined;
   /** Implementation-specific filters the data plane must run, in order. */

@@ -28,6 +28,7 @@ import {
   isCorsPreflight,
   modifyPath,
   type RedirectBase,
+  retryOf,
   timeoutsOf,
   wellKnownPort,
 } from "./evaluator-filters.js";
@@ -433,6 +434,7 @@ function emptyDecision(
     redirect: undefined,
     mirrors: [],
     timeouts: undefined,
+    retry: undefined,
     cors: undefined,
     extensionRefs: [],
   };
@@ -493,6 +495,7 @@ function applyRule(
       redirect: state.redirect,
       mirrors,
       timeouts: timeoutsOf(rule.timeouts),
+      retry: forwardedTo ? retryOf(rule.retry) : undefined,
       cors: state.cors,
       extensionRefs: state.extensionRefs,
     };

@@ -53,6 +53,7 @@ const checkout: ServiceConfigProjection = create(ServiceConfigProjectionSchema, 
               },
             },
           ],
+          retry: {},
         },
         {
           matches: [{ path: { type: PathMatchType.PATH_PREFIX, value: "/" } }],
@@ -79,6 +80,7 @@ const checkout: ServiceConfigProjection = create(ServiceConfigProjectionSchema, 
             { service: "shop/checkout-v2", port: 8080, weight: 10 },
           ],
           timeouts: { request: { seconds: 10n } },
+          retry: { codes: [502, 503], attempts: 2, backoff: { nanos: 250_000_000 } },
         },
       ],
     },
@@ -121,7 +123,7 @@ function explain(
 describe("formatExplanation", () => {
   it.each([
     {
-      name: "a weighted split at random 0: the first backend, its share, header changes, mirror, rewrite, timeouts",
+      name: "a weighted split at random 0: the first backend, its share, header changes, mirror, rewrite, timeouts, retry",
       positionals: ["GET", "http://checkout.shop:8080/cart?x=1"],
       options: {},
       want: [
@@ -137,6 +139,7 @@ describe("formatExplanation", () => {
         "rewrite:     path /cart?x=1, host internal",
         "mirrors:     shop/shadow:80 50% (this request is mirrored)",
         "timeouts:    request 10s",
+        "retry:       on 502, 503 and connection errors, at most 2 retries, backoff 250ms",
         "reason:      HTTPRoute shop/checkout (from hub) rule 2 match 0 matched; forwarded to shop/checkout-v1:8080",
         "random:      constant 0 (choose with --random X or --seed-random N)",
         "",
@@ -165,6 +168,12 @@ describe("formatExplanation", () => {
       want: expect.stringMatching(
         /decision: {4}redirected, status 301\n[\s\S]*redirect: {4}301 Location: https:\/\/checkout\.shop\/new\/page\?q=1\n/,
       ),
+    },
+    {
+      name: "a redirect is answered by the data plane: its rule's retry policy does not apply",
+      positionals: ["GET", "http://checkout.shop:8080/old/page"],
+      options: {},
+      want: expect.not.stringContaining("retry:"),
     },
     {
       name: "no projection: passthrough to the service itself",
@@ -287,6 +296,7 @@ describe("toJsonText", () => {
       backend: { service: "shop/checkout-v1", port: 8080, weight: 90, index: 0 },
       match: { path: { type: "PATH_MATCH_TYPE_PATH_PREFIX", value: "/" } },
       timeouts: { requestMs: 10_000, backendRequestMs: null },
+      retry: { codes: [502, 503], attempts: 2, backoffMs: 250 },
     });
     expect(toJsonText(decision).endsWith("}\n")).toBe(true);
   });
