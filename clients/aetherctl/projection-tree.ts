@@ -4,10 +4,11 @@
  * rules, matches, filters, backends, timeouts and retry policies. Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type {
-  Route,
-  RouteRule,
-  ServiceConfigProjection,
+import {
+  type Route,
+  RouteKind,
+  type RouteRule,
+  type ServiceConfigProjection,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { retryOf, timeoutsOf } from "../../services/common/evaluator-filters.js";
 import type { DecisionRetry, DecisionTimeouts } from "../../services/common/evaluator-types.js";
@@ -60,7 +61,13 @@ export function ruleHeading(index: number, name: string): string {
   return name === "" ? `rule ${index}` : `rule ${index} ${JSON.stringify(name)}`;
 }
 
-function ruleLines(rule: RouteRule, index: number, indent: string): string[] {
+/** What the data plane answers a request that a rule without backends matches. */
+function noBackendAnswer(rule: RouteRule, kind: RouteKind): string {
+  if (rule.filters.some((f) => f.filter.case === "requestRedirect")) return "the redirect answers";
+  return kind === RouteKind.GRPC ? "calls get UNAVAILABLE" : "requests get a 500";
+}
+
+function ruleLines(rule: RouteRule, kind: RouteKind, index: number, indent: string): string[] {
   const inner = indent + STEP;
   const lines = [`${indent}${ruleHeading(index, rule.name)}`];
   if (rule.matches.length === 0) lines.push(`${inner}match: any request (the rule has no matches)`);
@@ -68,12 +75,8 @@ function ruleLines(rule: RouteRule, index: number, indent: string): string[] {
     lines.push(`${inner}match ${i}: ${describeMatch(match)}`);
   });
   for (const filter of rule.filters) lines.push(`${inner}filter: ${describeFilter(filter)}`);
-  if (rule.backends.length === 0) {
-    const redirects = rule.filters.some((f) => f.filter.case === "requestRedirect");
-    lines.push(
-      `${inner}backend: none (${redirects ? "the redirect answers" : "requests get a 500"})`,
-    );
-  }
+  if (rule.backends.length === 0)
+    lines.push(`${inner}backend: none (${noBackendAnswer(rule, kind)})`);
   for (const backend of rule.backends) {
     lines.push(`${inner}backend: ${describeBackend(backend, rule.backends)}`);
     for (const filter of backend.filters) {
@@ -98,7 +101,7 @@ function routeLines(route: Route): string[] {
   ];
   if (route.hostnames.length > 0) lines.push(`${STEP}hostnames: ${route.hostnames.join(", ")}`);
   route.rules.forEach((rule, index) => {
-    lines.push(...ruleLines(rule, index, STEP));
+    lines.push(...ruleLines(rule, route.kind, index, STEP));
   });
   return lines;
 }

@@ -124,7 +124,8 @@ export interface EvaluateInput {
   /**
    * Whether a backend can receive traffic (for example, a cross-namespace
    * reference without a ReferenceGrant cannot). Requests routed to an
-   * unresolvable backend get a 500. Defaults to "the backend names a service".
+   * unresolvable backend get a 500 (GRPCRoute: 503, gRPC Unavailable).
+   * Defaults to "the backend names a service".
    */
   readonly isBackendResolvable?: (backend: Backend, route: Route) => boolean;
 }
@@ -141,7 +142,10 @@ export type DecisionOutcome =
   | "cors-preflight"
   /** No route matched: 404 (gRPC: Unimplemented). */
   | "no-route"
-  /** The matched rule has no backend that can take the request: 500. */
+  /**
+   * The matched rule has no backend that can take the request: 500 for an
+   * HTTPRoute; 503, gRPC Unavailable, for a GRPCRoute (its spec's UNAVAILABLE).
+   */
   | "no-backend";
 
 /** The route that decided a request. */
@@ -245,11 +249,14 @@ export interface Decision {
   readonly outcome: DecisionOutcome;
   /**
    * The HTTP status the caller sees when the data plane answers (3xx, 204 or
-   * 403 for preflights, 404, 500), or 200 when the request is forwarded (the
-   * backend's own status then applies).
+   * 403 for preflights, 404, 500, 503), or 200 when the request is forwarded
+   * (the backend's own status then applies).
    */
   readonly status: number;
-  /** For gRPC requests, the gRPC status name (`OK`, `Unimplemented`, `Unknown`...). */
+  /**
+   * For gRPC requests, the gRPC status name the caller sees (`OK`,
+   * `Unimplemented`, `Unavailable`, `Unknown`...; see evaluator-status.ts).
+   */
   readonly grpcStatus: string | undefined;
   /** A sentence explaining the decision. */
   readonly reason: string;
@@ -267,7 +274,7 @@ export interface Decision {
   readonly hostname: string | undefined;
   /** How many (route, rule, match) candidates matched the request. */
   readonly matchedCandidates: number;
-  /** The backend chosen (also set for a 500 caused by an unresolvable backend). */
+  /** The backend chosen (also set when an unresolvable one fails the request). */
   readonly backend: DecisionBackend | undefined;
   /** The request headers the backend receives (lower-case names). */
   readonly requestHeaders: HeaderMap;

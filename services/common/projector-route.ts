@@ -204,7 +204,8 @@ interface Context {
  * A backendRef that cannot be resolved (not a core Service, a Service or port
  * that does not exist, or a cross-namespace reference without the
  * ReferenceGrant Gateway semantics require) does not reject the route: as the
- * Gateway API specifies, requests routed to it get a 500. It is kept as an
+ * Gateway API specifies, requests routed to it get a 500 (GRPCRoute: the
+ * gRPC status UNAVAILABLE). It is kept as an
  * unresolved backend, a Backend with an empty `service` and its weight, so
  * its share of the traffic fails, and it is reported as a warning. A
  * RequestMirror whose backend cannot be resolved is dropped (the spec says an
@@ -823,7 +824,7 @@ function readBackend(value: unknown, path: string, ctx: Context): Backend {
   if (!isBackend(backend)) {
     ctx.warnings.push({
       reason: backend.reason,
-      message: `${path} ${backend.why}; requests routed to it get a 500`,
+      message: `${path} ${backend.why}; ${ctx.dialect === GRPC ? "calls routed to it get UNAVAILABLE" : "requests routed to it get a 500"}`,
     });
     // An unresolved backend keeps its share of the traffic: see convertRoute.
     // TODO(proto-unresolved-backend): the contract has no field saying a backend is

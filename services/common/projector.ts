@@ -120,9 +120,10 @@ export interface RouteRejection {
 /**
  * A problem in a route that was projected anyway: a backendRef that cannot be
  * resolved (the backend stays in the projection as an unresolved backend, a
- * `Backend` with an empty `service`, so requests routed to it get a 500 as the
- * Gateway API requires), a RequestMirror whose backend cannot be resolved
- * (left out), or a parentRef that matches no port of its service.
+ * `Backend` with an empty `service`, so requests routed to it get a 500, or
+ * UNAVAILABLE for a GRPCRoute, as the Gateway API requires), a RequestMirror
+ * whose backend cannot be resolved (left out), or a parentRef that matches no
+ * port of its service.
  */
 export type RouteWarning = RouteRejection;
 

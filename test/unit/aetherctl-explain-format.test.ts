@@ -202,14 +202,17 @@ describe("formatExplanation", () => {
     expect(explain(positionals, options)).toEqual(want);
   });
 
-  it("prints the gRPC status of a gRPC call that matches nothing", () => {
+  it.each([
+    ["pkg.Svc/Do", "no-route, status 404 (gRPC Unimplemented)"],
+    ["other.Svc/Do", "no-backend, status 503 (gRPC Unavailable)"],
+  ])("prints the gRPC status of a gRPC call: %s", (method, want) => {
     const target = buildExplainTarget({
       positionals: ["http://checkout.shop:8080"],
       fromNamespace: "web",
       port: undefined,
       portName: "grpc",
       headers: [],
-      grpc: "pkg.Svc/Do",
+      grpc: method,
     });
     const grpcOnly = create(ServiceConfigProjectionSchema, {
       service: "shop/checkout",
@@ -246,9 +249,11 @@ describe("formatExplanation", () => {
       random: "constant 0",
     });
     expect(text).toContain("service:     shop/checkout port 8080 (grpc)\n");
-    expect(text).toContain("decision:    no-route, status 404 (gRPC Unimplemented)\n");
+    expect(text).toContain(`decision:    ${want}\n`);
     expect(text).toContain(`decided by:  origin hub, version ${VERSION} (origin hub)\n`);
-    expect(text).not.toContain("route:");
+    expect(text.includes("route:       GRPCRoute shop/checkout-grpc")).toBe(
+      want.startsWith("no-backend"),
+    );
   });
 });
 

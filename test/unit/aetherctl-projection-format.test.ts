@@ -92,6 +92,7 @@ const checkout = create(ServiceConfigProjectionSchema, {
           matches: [{ grpcMethod: { type: StringMatchType.EXACT, service: "shop.Cart" } }],
           backends: [{ service: "", port: 9090, weight: 1 }],
         },
+        { backends: [] },
       ],
     },
   ],
@@ -300,6 +301,9 @@ describe("formatProjectionTree", () => {
         "  rule 0",
         "    match 0: grpc shop.Cart/*",
         "    backend: (unresolved):9090 weight 1 (100%)",
+        "  rule 1",
+        "    match: any request (the rule has no matches)",
+        "    backend: none (calls get UNAVAILABLE)",
         "",
       ].join("\n"),
     );
@@ -319,7 +323,7 @@ describe("formatProjectionTree", () => {
 
 describe("list table", () => {
   it("counts routes and rules and computes the age", () => {
-    expect(listRow(checkout, NOW)).toEqual(["shop/checkout", "hub", VERSION, "2", "3", "5m"]);
+    expect(listRow(checkout, NOW)).toEqual(["shop/checkout", "hub", VERSION, "2", "4", "5m"]);
   });
 
   it("prints a table in the registrar's order, or a sentence when empty", () => {
@@ -331,7 +335,7 @@ describe("list table", () => {
     expect(formatListTable([checkout, other], NOW)).toBe(
       [
         "SERVICE        ORIGIN  VERSION                         ROUTES  RULES  AGE",
-        "shop/checkout  hub     2026-11-29T12:00:00.000000000Z  2       3      5m",
+        "shop/checkout  hub     2026-11-29T12:00:00.000000000Z  2       4      5m",
         "a/b            west    2026-11-29T11:05:00Z            0       0      1h",
         "",
       ].join("\n"),

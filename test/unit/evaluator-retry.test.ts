@@ -5,23 +5,15 @@
  * request passes through to the Service; and the policy never changes where
  * the request goes.
  */
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import {
-  PathMatchType,
-  RouteKind,
-  RouteRole,
-  type RouteRuleSchema,
-  ServiceConfigProjectionSchema,
-} from "../../gen/aether/registry/v1/projection_pb.js";
+import { PathMatchType } from "../../gen/aether/registry/v1/projection_pb.js";
 import {
   type DecisionRetry,
   type EvaluatorRequest,
   evaluate,
   type MeshDestination,
 } from "../../services/common/evaluator.js";
-
-type RuleInit = MessageInitShape<typeof RouteRuleSchema>;
+import { type RuleInit, ruleProjection } from "../support/projections.js";
 
 const SVC = "shop/cart";
 const RETRY = { codes: [500, 503], attempts: 3, backoff: { nanos: 100_000_000 } };
@@ -29,22 +21,7 @@ const REPORTED: DecisionRetry = { codes: [500, 503], attempts: 3, backoffMs: 100
 const toV1 = { backends: [{ service: "shop/cart-v1", port: 8080, weight: 1 }] };
 const prefix = (value: string) => [{ path: { type: PathMatchType.PATH_PREFIX, value } }];
 
-function projection(rules: RuleInit[], kind = RouteKind.HTTP) {
-  return create(ServiceConfigProjectionSchema, {
-    service: SVC,
-    originCluster: "east",
-    routes: [
-      {
-        kind,
-        namespace: "shop",
-        name: "r",
-        role: RouteRole.PRODUCER,
-        parentRefs: [{ service: SVC, port: 8080 }],
-        rules,
-      },
-    ],
-  });
-}
+const projection = (rules: RuleInit[]) => ruleProjection(SVC, rules, { port: 8080 });
 
 const get = (path: string, headers: Record<string, string> = {}): EvaluatorRequest => ({
   kind: "http",

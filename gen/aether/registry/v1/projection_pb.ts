@@ -206,7 +206,8 @@ export type RouteRule = Message<"aether.registry.v1.RouteRule"> & {
 
   /**
    * The weighted backends. An empty list means a request that matches this rule
-   * gets a 500 unless a filter (a redirect) answers it.
+   * gets a 500 unless a filter (a redirect) answers it; a gRPC call that a
+   * GRPCRoute rule matches gets the gRPC status UNAVAILABLE instead.
    *
    * @generated from field: repeated aether.registry.v1.Backend backends = 4;
    */
@@ -822,7 +823,8 @@ export type Backend = Message<"aether.registry.v1.Backend"> & {
    * The destination service, as `namespace/name`. Empty means the route's
    * backendRef could not be resolved (missing Service, unsupported kind, or a
    * cross-namespace reference that is not permitted): requests routed to this
-   * backend get a 500, so the rule still fails only this backend's share.
+   * backend get a 500 (GRPCRoute: the gRPC status UNAVAILABLE), so the rule
+   * still fails only this backend's share.
    *
    * @generated from field: string service = 1;
    */
