@@ -157,8 +157,8 @@ ${GLOBAL_FLAGS}
   get: `Usage: aetherctl get NS/SVC [--origin NAME]
 
 Shows one service's projection as a tree of routes, rules, matches, filters,
-backends and timeouts: by default the effective winner (the one this
-registrar's import policy picks), or --origin's. -o json prints the
+backends, timeouts and retry policies: by default the effective winner (the
+one this registrar's import policy picks), or --origin's. -o json prints the
 projection in proto JSON. A service without a projection exits 1 (not_found).
 
 Flags:
@@ -187,7 +187,8 @@ Decides a request the way a caller's proxy in namespace NS would, with the
 shared evaluator, over the destination's effective projection, and prints the
 decision: status and outcome, the origin and version of the config that
 decided it, the route, rule and match, the backend with its weight share,
-request header changes, rewrite, redirect Location, mirrors and timeouts.
+request header changes, rewrite, redirect Location, mirrors, timeouts and
+the retry policy that applies when the request is forwarded.
 
 The URL's host names the destination service as cluster DNS does:
 name.namespace, name.namespace.svc[.cluster.local], or a bare name in NS.

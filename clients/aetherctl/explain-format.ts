@@ -2,7 +2,7 @@
  * The human-readable answer of `aetherctl explain`: what the shared evaluator
  * decided for a request, which origin's config decided it, and every part of
  * the decision (route, rule, match, backend and its weight share, header
- * changes, rewrite, redirect Location, mirrors, timeouts). Pure.
+ * changes, rewrite, redirect Location, mirrors, timeouts, retry policy). Pure.
  */
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type {
@@ -19,7 +19,7 @@ import {
   routeKindName,
   weightShare,
 } from "./projection-describe.js";
-import { describeTimeouts, ruleHeading } from "./projection-tree.js";
+import { describeRetry, describeTimeouts, ruleHeading } from "./projection-tree.js";
 import { formatFields } from "./table-format.js";
 
 /** Everything `aetherctl explain` prints. */
@@ -154,6 +154,7 @@ export function formatExplanation(explanation: Explanation): string {
         .join("; "),
     ],
     ["timeouts", describeTimeouts(decision.timeouts)],
+    ["retry", describeRetry(decision.retry)],
     ["response headers", describeHeaderChanges(decision.responseHeaderChanges)],
     [
       "cors",

@@ -1,16 +1,17 @@
 /**
  * The human-readable form of one projection for `aetherctl get`: a short
  * header (service, origin, version and age) and an indented tree of routes,
- * rules, matches, filters, backends and timeouts. Pure.
+ * rules, matches, filters, backends, timeouts and retry policies. Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type {
-  Route,
-  RouteRule,
-  ServiceConfigProjection,
+import {
+  type Route,
+  RouteKind,
+  type RouteRule,
+  type ServiceConfigProjection,
 } from "../../gen/aether/registry/v1/projection_pb.js";
-import { timeoutsOf } from "../../services/common/evaluator-filters.js";
-import type { DecisionTimeouts } from "../../services/common/evaluator-types.js";
+import { retryOf, timeoutsOf } from "../../services/common/evaluator-filters.js";
+import type { DecisionRetry, DecisionTimeouts } from "../../services/common/evaluator-types.js";
 import {
   describeBackend,
   describeFilter,
@@ -37,12 +38,36 @@ export function describeTimeouts(timeouts: DecisionTimeouts | undefined): string
     .join(", ");
 }
 
+/**
+ * Describes a retry policy: `on 500, 503 and connection errors, at most 3
+ * retries, backoff 100ms`; `off (attempts 0)`; what the policy leaves unset
+ * is the data plane's `default`. Empty when there is no policy.
+ */
+export function describeRetry(retry: DecisionRetry | undefined): string {
+  if (retry === undefined) return "";
+  if (retry.attempts === 0) return "off (attempts 0)";
+  const codes = retry.codes.length === 0 ? "" : `${retry.codes.join(", ")} and `;
+  const attempts =
+    retry.attempts === undefined
+      ? "default attempts"
+      : `at most ${retry.attempts} ${retry.attempts === 1 ? "retry" : "retries"}`;
+  const backoff =
+    retry.backoffMs === undefined ? "default backoff" : `backoff ${formatMillis(retry.backoffMs)}`;
+  return `on ${codes}connection errors, ${attempts}, ${backoff}`;
+}
+
 /** The heading of a rule: `rule 0`, or `rule 0 "beta-testers"` when it has a name. */
 export function ruleHeading(index: number, name: string): string {
   return name === "" ? `rule ${index}` : `rule ${index} ${JSON.stringify(name)}`;
 }
 
-function ruleLines(rule: RouteRule, index: number, indent: string): string[] {
+/** What the data plane answers a request that a rule without backends matches. */
+function noBackendAnswer(rule: RouteRule, kind: RouteKind): string {
+  if (rule.filters.some((f) => f.filter.case === "requestRedirect")) return "the redirect answers";
+  return kind === RouteKind.GRPC ? "calls get UNAVAILABLE" : "requests get a 500";
+}
+
+function ruleLines(rule: RouteRule, kind: RouteKind, index: number, indent: string): string[] {
   const inner = indent + STEP;
   const lines = [`${indent}${ruleHeading(index, rule.name)}`];
   if (rule.matches.length === 0) lines.push(`${inner}match: any request (the rule has no matches)`);
@@ -50,12 +75,8 @@ function ruleLines(rule: RouteRule, index: number, indent: string): string[] {
     lines.push(`${inner}match ${i}: ${describeMatch(match)}`);
   });
   for (const filter of rule.filters) lines.push(`${inner}filter: ${describeFilter(filter)}`);
-  if (rule.backends.length === 0) {
-    const redirects = rule.filters.some((f) => f.filter.case === "requestRedirect");
-    lines.push(
-      `${inner}backend: none (${redirects ? "the redirect answers" : "requests get a 500"})`,
-    );
-  }
+  if (rule.backends.length === 0)
+    lines.push(`${inner}backend: none (${noBackendAnswer(rule, kind)})`);
   for (const backend of rule.backends) {
     lines.push(`${inner}backend: ${describeBackend(backend, rule.backends)}`);
     for (const filter of backend.filters) {
@@ -64,6 +85,8 @@ function ruleLines(rule: RouteRule, index: number, indent: string): string[] {
   }
   const timeouts = describeTimeouts(timeoutsOf(rule.timeouts));
   if (timeouts !== "") lines.push(`${inner}timeouts: ${timeouts}`);
+  const retry = describeRetry(retryOf(rule.retry));
+  if (retry !== "") lines.push(`${inner}retry: ${retry}`);
   return lines;
 }
 
@@ -78,7 +101,7 @@ function routeLines(route: Route): string[] {
   ];
   if (route.hostnames.length > 0) lines.push(`${STEP}hostnames: ${route.hostnames.join(", ")}`);
   route.rules.forEach((rule, index) => {
-    lines.push(...ruleLines(rule, index, STEP));
+    lines.push(...ruleLines(rule, route.kind, index, STEP));
   });
   return lines;
 }

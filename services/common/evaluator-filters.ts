@@ -1,8 +1,8 @@
 /**
  * The filter semantics of the request evaluator that need more than a header
  * operation: path modifiers (ReplaceFullPath, ReplacePrefixMatch), redirect
- * Locations with the Gateway API's scheme and port defaults, CORS, and
- * timeouts. Pure, no I/O.
+ * Locations with the Gateway API's scheme and port defaults, CORS, and the
+ * rule's timeouts and retry policy. Pure, no I/O.
  */
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import {
@@ -10,12 +10,14 @@ import {
   type PathModifier,
   PathModifierType,
   type RequestRedirect,
+  type RouteRetry,
   type RouteTimeouts,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { headerValue } from "./evaluator-headers.js";
 import { trimPrefix } from "./evaluator-match.js";
 import type {
   DecisionRedirect,
+  DecisionRetry,
   DecisionTimeouts,
   HeaderChange,
   HeaderMap,
@@ -199,4 +201,14 @@ export function timeoutsOf(timeouts: RouteTimeouts | undefined): DecisionTimeout
   const backendRequestMs = durationMs(timeouts.backendRequest);
   if (requestMs === undefined && backendRequestMs === undefined) return undefined;
   return { requestMs, backendRequestMs };
+}
+
+/** Converts a rule's retry policy to a {@link DecisionRetry}; undefined when the rule has none. */
+export function retryOf(retry: RouteRetry | undefined): DecisionRetry | undefined {
+  if (retry === undefined) return undefined;
+  return {
+    codes: [...retry.codes],
+    attempts: retry.attempts,
+    backoffMs: durationMs(retry.backoff),
+  };
 }

@@ -124,7 +124,8 @@ export interface EvaluateInput {
   /**
    * Whether a backend can receive traffic (for example, a cross-namespace
    * reference without a ReferenceGrant cannot). Requests routed to an
-   * unresolvable backend get a 500. Defaults to "the backend names a service".
+   * unresolvable backend get a 500 (GRPCRoute: 503, gRPC Unavailable).
+   * Defaults to "the backend names a service".
    */
   readonly isBackendResolvable?: (backend: Backend, route: Route) => boolean;
 }
@@ -141,7 +142,10 @@ export type DecisionOutcome =
   | "cors-preflight"
   /** No route matched: 404 (gRPC: Unimplemented). */
   | "no-route"
-  /** The matched rule has no backend that can take the request: 500. */
+  /**
+   * The matched rule has no backend that can take the request: 500 for an
+   * HTTPRoute; 503, gRPC Unavailable, for a GRPCRoute (its spec's UNAVAILABLE).
+   */
   | "no-backend";
 
 /** The route that decided a request. */
@@ -223,6 +227,20 @@ export interface DecisionTimeouts {
 }
 
 /**
+ * The retry policy of the matched rule (HTTPRoute `rules[].retry`), times in
+ * milliseconds. It says what the data plane does when the backend fails; it
+ * decides nothing about where the request goes.
+ */
+export interface DecisionRetry {
+  /** The status codes that are retried, ascending (connection errors are retried too). */
+  readonly codes: readonly number[];
+  /** The most retries of one request (0: none); undefined means the data plane's default. */
+  readonly attempts: number | undefined;
+  /** The least wait before a retry; undefined means the data plane's default. */
+  readonly backoffMs: number | undefined;
+}
+
+/**
  * The evaluator's answer for one request. It is explainable: it names the
  * route, rule and match that won, and lists every change made to the request.
  */
@@ -231,11 +249,14 @@ export interface Decision {
   readonly outcome: DecisionOutcome;
   /**
    * The HTTP status the caller sees when the data plane answers (3xx, 204 or
-   * 403 for preflights, 404, 500), or 200 when the request is forwarded (the
-   * backend's own status then applies).
+   * 403 for preflights, 404, 500, 503), or 200 when the request is forwarded
+   * (the backend's own status then applies).
    */
   readonly status: number;
-  /** For gRPC requests, the gRPC status name (`OK`, `Unimplemented`, `Unknown`...). */
+  /**
+   * For gRPC requests, the gRPC status name the caller sees (`OK`,
+   * `Unimplemented`, `Unavailable`, `Unknown`...; see evaluator-status.ts).
+   */
   readonly grpcStatus: string | undefined;
   /** A sentence explaining the decision. */
   readonly reason: string;
@@ -253,7 +274,7 @@ export interface Decision {
   readonly hostname: string | undefined;
   /** How many (route, rule, match) candidates matched the request. */
   readonly matchedCandidates: number;
-  /** The backend chosen (also set for a 500 caused by an unresolvable backend). */
+  /** The backend chosen (also set when an unresolvable one fails the request). */
   readonly backend: DecisionBackend | undefined;
   /** The request headers the backend receives (lower-case names). */
   readonly requestHeaders: HeaderMap;
@@ -271,6 +292,12 @@ export interface Decision {
   readonly mirrors: readonly DecisionMirror[];
   /** The matched rule's timeouts, when it sets any. */
   readonly timeouts: DecisionTimeouts | undefined;
+  /**
+   * The matched rule's retry policy, when it has one and the request is
+   * forwarded; undefined otherwise (an answer the data plane gives itself,
+   * a redirect, a preflight or a 500, is never retried).
+   */
+  readonly retry: DecisionRetry | undefined;
   /** The CORS handling, when the matched rule has a CORS filter. */
   readonly cors: DecisionCors | undefined;
   /** Implementation-specific filters the data plane must run, in order. */

@@ -28,6 +28,7 @@ import {
   isCorsPreflight,
   modifyPath,
   type RedirectBase,
+  retryOf,
   timeoutsOf,
   wellKnownPort,
 } from "./evaluator-filters.js";
@@ -55,6 +56,7 @@ import {
   httpMatchRank,
   type RankedCandidate,
 } from "./evaluator-precedence.js";
+import { grpcStatusForHttp, noBackendStatus } from "./evaluator-status.js";
 import type {
   Decision,
   DecisionBackend,
@@ -71,6 +73,7 @@ import type {
 
 export { applyHeaderChanges, headerValue, normalizeHeaders } from "./evaluator-headers.js";
 export { hostnameMatches, hostWithoutPort } from "./evaluator-match.js";
+export { grpcStatusForHttp } from "./evaluator-status.js";
 export type * from "./evaluator-types.js";
 
 /** A route with the projection it came from. */
@@ -101,27 +104,6 @@ interface Candidate extends RankedCandidate {
   readonly entry: RouteEntry;
   readonly match: RouteMatch | undefined;
   readonly hostname: string | undefined;
-}
-
-const GRPC_STATUS_BY_HTTP: Readonly<Record<number, string>> = {
-  200: "OK",
-  400: "Internal",
-  401: "Unauthenticated",
-  403: "PermissionDenied",
-  404: "Unimplemented",
-  429: "Unavailable",
-  502: "Unavailable",
-  503: "Unavailable",
-  504: "Unavailable",
-};
-
-/**
- * Maps an HTTP status to the gRPC status a gRPC client sees, per gRPC's
- * "HTTP to gRPC status code mapping" (404 → Unimplemented, 503 →
- * Unavailable, anything unlisted → Unknown).
- */
-export function grpcStatusForHttp(status: number): string {
-  return GRPC_STATUS_BY_HTTP[status] ?? "Unknown";
 }
 
 function prepare(input: EvaluateInput): PreparedRequest {
@@ -433,6 +415,7 @@ function emptyDecision(
     redirect: undefined,
     mirrors: [],
     timeouts: undefined,
+    retry: undefined,
     cors: undefined,
     extensionRefs: [],
   };
@@ -493,6 +476,7 @@ function applyRule(
       redirect: state.redirect,
       mirrors,
       timeouts: timeoutsOf(rule.timeouts),
+      retry: forwardedTo ? retryOf(rule.retry) : undefined,
       cors: state.cors,
       extensionRefs: state.extensionRefs,
     };
@@ -520,15 +504,15 @@ function applyRule(
 
   const ruleStop = stopped(runFilters(rule.filters, state, request, matchedPrefix));
   if (ruleStop !== undefined) return ruleStop;
-  if (rule.backends.length === 0) return finish("no-backend", 500, "the rule has no backends");
+  // The GRPCRoute spec answers an unusable backend with UNAVAILABLE, the HTTPRoute spec with 500.
+  const noBackend = (why: string): Decision =>
+    finish("no-backend", noBackendStatus(winner.route.kind), why);
+  if (rule.backends.length === 0) return noBackend("the rule has no backends");
   const picked = pickBackend(rule.backends, random);
-  if (picked === undefined)
-    return finish("no-backend", 500, "every backend of the rule has weight 0");
+  if (picked === undefined) return noBackend("every backend of the rule has weight 0");
   backend = decisionBackend(picked.backend, picked.index);
   if (!resolvable(picked.backend, winner.route)) {
-    return finish(
-      "no-backend",
-      500,
+    return noBackend(
       `backend ${picked.index} (${picked.backend.service || "unresolved"}) cannot be resolved`,
     );
   }

@@ -74,8 +74,11 @@ export function field(object: JsonObject, key: string): unknown {
 export interface KnownFields {
   /** Fields the projector reads. */
   readonly supported: readonly string[];
-  /** Fields the Gateway API defines that the contract does not model. */
-  readonly unsupported?: readonly string[];
+  /**
+   * Fields the Gateway API defines that the contract does not carry, each
+   * with why (a clause for the rejection message; empty for no reason given).
+   */
+  readonly unsupported?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -90,8 +93,10 @@ export function checkFields(object: JsonObject, path: string, known: KnownFields
     .sort();
   const key = extra[0];
   if (key === undefined) return;
-  if (known.unsupported?.includes(key)) {
-    fail("unsupported_field", `${path}.${key} is not supported by the projection`);
+  const why = known.unsupported === undefined ? undefined : field(known.unsupported, key);
+  if (typeof why === "string") {
+    const clause = why === "" ? "" : `: ${why}`;
+    fail("unsupported_field", `${path}.${key} is not supported by the projection${clause}`);
   }
   fail("unsupported_field", `${path}.${key} is not a known field`);
 }

@@ -7,12 +7,7 @@
  * unresolved backends (see {@link convertRoute}). Pure, no I/O.
  */
 import { create } from "@bufbuild/protobuf";
-import {
-  type Duration,
-  DurationSchema,
-  type Timestamp,
-  TimestampSchema,
-} from "@bufbuild/protobuf/wkt";
+import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Backend,
   BackendSchema,
@@ -47,8 +42,6 @@ import {
   type RouteRule,
   RouteRuleSchema,
   RouteSchema,
-  type RouteTimeouts,
-  RouteTimeoutsSchema,
   StringMatchType,
   UrlRewriteSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
@@ -77,6 +70,7 @@ import {
   type ObjectType,
   SERVICE,
 } from "./projector-index.js";
+import { readRetry, readTimeouts } from "./projector-rule-policy.js";
 import {
   isCorsOrigin,
   isDnsSubdomain,
@@ -84,7 +78,6 @@ import {
   isGrpcServiceName,
   isHeaderName,
   isRouteHostname,
-  parseGatewayDuration,
   pathValueProblem,
   regexProblem,
 } from "./projector-syntax.js";
@@ -159,6 +152,16 @@ const SINGLE_FILTERS = [
   "CORS",
 ];
 
+/**
+ * The rule fields the Gateway API defines that the projection does not
+ * carry, and why. Session persistence on a route rule is deprecated since
+ * Gateway API v1.7 (GEP-1619, GEP-4894): it belongs to the backend.
+ */
+const RULE_UNSUPPORTED: Readonly<Record<string, string>> = {
+  sessionPersistence:
+    "Gateway API v1.7 deprecates session persistence on route rules; configure it on the backend (XBackend, GEP-4894) instead",
+};
+
 /** What differs between HTTPRoute and GRPCRoute. */
 interface Dialect {
   readonly type: ObjectType;
@@ -201,7 +204,8 @@ interface Context {
  * A backendRef that cannot be resolved (not a core Service, a Service or port
  * that does not exist, or a cross-namespace reference without the
  * ReferenceGrant Gateway semantics require) does not reject the route: as the
- * Gateway API specifies, requests routed to it get a 500. It is kept as an
+ * Gateway API specifies, requests routed to it get a 500 (GRPCRoute: the
+ * gRPC status UNAVAILABLE). It is kept as an
  * unresolved backend, a Backend with an empty `service` and its weight, so
  * its share of the traffic fails, and it is reported as a warning. A
  * RequestMirror whose backend cannot be resolved is dropped (the spec says an
@@ -323,8 +327,8 @@ function readRuleName(rule: JsonObject, path: string): string {
 function readHttpRule(value: unknown, path: string, ctx: Context): RouteRule {
   const rule = asObject(value, path);
   checkFields(rule, path, {
-    supported: ["name", "matches", "filters", "backendRefs", "timeouts"],
-    unsupported: ["retry", "sessionPersistence"],
+    supported: ["name", "matches", "filters", "backendRefs", "timeouts", "retry"],
+    unsupported: RULE_UNSUPPORTED,
   });
   const name = readRuleName(rule, path);
   const rawMatches = optionalList(rule, "matches", path, MAX.matches);
@@ -349,6 +353,7 @@ function readHttpRule(value: unknown, path: string, ctx: Context): RouteRule {
     filters,
     backends,
     timeouts: readTimeouts(rule, path),
+    retry: readRetry(rule, path),
   });
 }
 
@@ -356,7 +361,7 @@ function readGrpcRule(value: unknown, path: string, ctx: Context): RouteRule {
   const rule = asObject(value, path);
   checkFields(rule, path, {
     supported: ["name", "matches", "filters", "backendRefs"],
-    unsupported: ["sessionPersistence"],
+    unsupported: RULE_UNSUPPORTED,
   });
   const name = readRuleName(rule, path);
   const matches = optionalList(rule, "matches", path, MAX.matches).map((m, i) =>
@@ -530,47 +535,6 @@ function readGrpcMethod(match: JsonObject, path: string): GrpcMethodMatch | unde
     type: stringMatchType(type),
     service: service ?? "",
     method: name ?? "",
-  });
-}
-
-function readTimeouts(rule: JsonObject, path: string): RouteTimeouts | undefined {
-  const timeouts = optionalObject(rule, "timeouts", path, {
-    supported: ["request", "backendRequest"],
-  });
-  if (timeouts === undefined) return undefined;
-  const at = `${path}.timeouts`;
-  const request = readDuration(timeouts, "request", at);
-  const backendRequest = readDuration(timeouts, "backendRequest", at);
-  // `timeouts: {}` means the same as no timeouts; keep one canonical form.
-  if (request === undefined && backendRequest === undefined) return undefined;
-  if (request !== undefined && backendRequest !== undefined && request > 0) {
-    if (backendRequest > request) {
-      fail("invalid_value", `${at}.backendRequest must not be longer than ${at}.request`);
-    }
-  }
-  return create(RouteTimeoutsSchema, {
-    request: request === undefined ? undefined : durationOf(request),
-    backendRequest: backendRequest === undefined ? undefined : durationOf(backendRequest),
-  });
-}
-
-function readDuration(object: JsonObject, key: string, path: string): number | undefined {
-  const text = optionalString(object, key, path);
-  if (text === undefined) return undefined;
-  const millis = parseGatewayDuration(text);
-  if (millis === undefined) {
-    fail(
-      "invalid_duration",
-      `${path}.${key} ${quote(text)} is not a Gateway API duration (examples: 10s, 500ms, 1h30m)`,
-    );
-  }
-  return millis;
-}
-
-function durationOf(millis: number): Duration {
-  return create(DurationSchema, {
-    seconds: BigInt(Math.floor(millis / 1000)),
-    nanos: (millis % 1000) * 1_000_000,
   });
 }
 
@@ -860,7 +824,7 @@ function readBackend(value: unknown, path: string, ctx: Context): Backend {
   if (!isBackend(backend)) {
     ctx.warnings.push({
       reason: backend.reason,
-      message: `${path} ${backend.why}; requests routed to it get a 500`,
+      message: `${path} ${backend.why}; ${ctx.dialect === GRPC ? "calls routed to it get UNAVAILABLE" : "requests routed to it get a 500"}`,
     });
     // An unresolved backend keeps its share of the traffic: see convertRoute.
     // TODO(proto-unresolved-backend): the contract has no field saying a backend is

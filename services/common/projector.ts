@@ -97,8 +97,9 @@ export interface RouteRef {
  * `invalid_filter` (a filter combination the API forbids, such as a repeated
  * filter or ReplacePrefixMatch without a PathPrefix match), `unknown_filter`,
  * `weight_out_of_range`, `unsupported_field` (a field the contract cannot
- * carry, such as `retry`), `duplicate_object` (several different objects with
- * one identity in the snapshot), `no_matching_parent` (every parentRef to the
+ * carry, such as a rule's `sessionPersistence`), `duplicate_object`
+ * (several different objects with one identity in the snapshot),
+ * `no_matching_parent` (every parentRef to the
  * service names a port it does not have), `too_large` (the route does not fit
  * in its service's projection within the projection limits; given by
  * `limitProjection` in `projector-limits.ts`, not by the projector). Warnings use `backend_not_found`,
@@ -119,9 +120,10 @@ export interface RouteRejection {
 /**
  * A problem in a route that was projected anyway: a backendRef that cannot be
  * resolved (the backend stays in the projection as an unresolved backend, a
- * `Backend` with an empty `service`, so requests routed to it get a 500 as the
- * Gateway API requires), a RequestMirror whose backend cannot be resolved
- * (left out), or a parentRef that matches no port of its service.
+ * `Backend` with an empty `service`, so requests routed to it get a 500, or
+ * UNAVAILABLE for a GRPCRoute, as the Gateway API requires), a RequestMirror
+ * whose backend cannot be resolved (left out), or a parentRef that matches no
+ * port of its service.
  */
 export type RouteWarning = RouteRejection;
 

@@ -102,7 +102,12 @@ const REQUESTS: { name: string; args: string[]; expect: Json }[] = [
   {
     name: "weighted split, low random: v1",
     args: ["--from-namespace", "shop", "--random", "0.1", "GET", "http://checkout.shop:8080/"],
-    expect: { outcome: "forwarded", ruleName: "canary", backend: { service: "shop/checkout-v1" } },
+    expect: {
+      outcome: "forwarded",
+      ruleName: "canary",
+      backend: { service: "shop/checkout-v1" },
+      retry: { codes: [502, 503, 504], attempts: 2, backoffMs: 100 },
+    },
   },
   {
     name: "weighted split, high random: v2",

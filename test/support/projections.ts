@@ -1,12 +1,42 @@
 /** Builders of small, valid projections for tests. */
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   PathMatchType,
   RouteKind,
   RouteRole,
+  type RouteRuleSchema,
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+
+/** The fields of a rule, for {@link ruleProjection}. */
+export type RuleInit = MessageInitShape<typeof RouteRuleSchema>;
+
+/**
+ * A projection of `service` from origin `east` with one producer route
+ * `shop/r` of `kind` (default HTTP), attached to `port` of the service, that
+ * holds `rules`.
+ */
+export function ruleProjection(
+  service: string,
+  rules: RuleInit[],
+  options: { kind?: RouteKind; port: number },
+): ServiceConfigProjection {
+  return create(ServiceConfigProjectionSchema, {
+    service,
+    originCluster: "east",
+    routes: [
+      {
+        kind: options.kind ?? RouteKind.HTTP,
+        namespace: "shop",
+        name: "r",
+        role: RouteRole.PRODUCER,
+        parentRefs: [{ service, port: options.port }],
+        rules,
+      },
+    ],
+  });
+}
 
 /** A version string `n` nanoseconds after a fixed instant, so tests can order versions. */
 export function versionAt(n: number): string {

@@ -53,6 +53,7 @@ const checkout: ServiceConfigProjection = create(ServiceConfigProjectionSchema, 
               },
             },
           ],
+          retry: {},
         },
         {
           matches: [{ path: { type: PathMatchType.PATH_PREFIX, value: "/" } }],
@@ -79,6 +80,7 @@ const checkout: ServiceConfigProjection = create(ServiceConfigProjectionSchema, 
             { service: "shop/checkout-v2", port: 8080, weight: 10 },
           ],
           timeouts: { request: { seconds: 10n } },
+          retry: { codes: [502, 503], attempts: 2, backoff: { nanos: 250_000_000 } },
         },
       ],
     },
@@ -121,7 +123,7 @@ function explain(
 describe("formatExplanation", () => {
   it.each([
     {
-      name: "a weighted split at random 0: the first backend, its share, header changes, mirror, rewrite, timeouts",
+      name: "a weighted split at random 0: the first backend, its share, header changes, mirror, rewrite, timeouts, retry",
       positionals: ["GET", "http://checkout.shop:8080/cart?x=1"],
       options: {},
       want: [
@@ -137,6 +139,7 @@ describe("formatExplanation", () => {
         "rewrite:     path /cart?x=1, host internal",
         "mirrors:     shop/shadow:80 50% (this request is mirrored)",
         "timeouts:    request 10s",
+        "retry:       on 502, 503 and connection errors, at most 2 retries, backoff 250ms",
         "reason:      HTTPRoute shop/checkout (from hub) rule 2 match 0 matched; forwarded to shop/checkout-v1:8080",
         "random:      constant 0 (choose with --random X or --seed-random N)",
         "",
@@ -167,6 +170,12 @@ describe("formatExplanation", () => {
       ),
     },
     {
+      name: "a redirect is answered by the data plane: its rule's retry policy does not apply",
+      positionals: ["GET", "http://checkout.shop:8080/old/page"],
+      options: {},
+      want: expect.not.stringContaining("retry:"),
+    },
+    {
       name: "no projection: passthrough to the service itself",
       positionals: ["GET", "http://checkout.shop:8080/"],
       options: { projection: null },
@@ -193,14 +202,17 @@ describe("formatExplanation", () => {
     expect(explain(positionals, options)).toEqual(want);
   });
 
-  it("prints the gRPC status of a gRPC call that matches nothing", () => {
+  it.each([
+    ["pkg.Svc/Do", "no-route, status 404 (gRPC Unimplemented)"],
+    ["other.Svc/Do", "no-backend, status 503 (gRPC Unavailable)"],
+  ])("prints the gRPC status of a gRPC call: %s", (method, want) => {
     const target = buildExplainTarget({
       positionals: ["http://checkout.shop:8080"],
       fromNamespace: "web",
       port: undefined,
       portName: "grpc",
       headers: [],
-      grpc: "pkg.Svc/Do",
+      grpc: method,
     });
     const grpcOnly = create(ServiceConfigProjectionSchema, {
       service: "shop/checkout",
@@ -237,9 +249,11 @@ describe("formatExplanation", () => {
       random: "constant 0",
     });
     expect(text).toContain("service:     shop/checkout port 8080 (grpc)\n");
-    expect(text).toContain("decision:    no-route, status 404 (gRPC Unimplemented)\n");
+    expect(text).toContain(`decision:    ${want}\n`);
     expect(text).toContain(`decided by:  origin hub, version ${VERSION} (origin hub)\n`);
-    expect(text).not.toContain("route:");
+    expect(text.includes("route:       GRPCRoute shop/checkout-grpc")).toBe(
+      want.startsWith("no-backend"),
+    );
   });
 });
 
@@ -287,6 +301,7 @@ describe("toJsonText", () => {
       backend: { service: "shop/checkout-v1", port: 8080, weight: 90, index: 0 },
       match: { path: { type: "PATH_MATCH_TYPE_PATH_PREFIX", value: "/" } },
       timeouts: { requestMs: 10_000, backendRequestMs: null },
+      retry: { codes: [502, 503], attempts: 2, backoffMs: 250 },
     });
     expect(toJsonText(decision).endsWith("}\n")).toBe(true);
   });

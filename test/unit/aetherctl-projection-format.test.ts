@@ -9,7 +9,7 @@ import {
   routeKindName,
   routeRoleName,
 } from "../../clients/aetherctl/projection-describe.js";
-import { formatProjectionTree } from "../../clients/aetherctl/projection-tree.js";
+import { describeRetry, formatProjectionTree } from "../../clients/aetherctl/projection-tree.js";
 import { createWatchPrinter, watchRow } from "../../clients/aetherctl/watch-format.js";
 import {
   WatchConfigResponseSchema,
@@ -25,6 +25,7 @@ import {
   ServiceConfigProjectionSchema,
   StringMatchType,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import type { DecisionRetry } from "../../services/common/evaluator-types.js";
 
 const NOW = Date.parse("2026-11-29T12:05:00Z");
 const VERSION = "2026-11-29T12:00:00.000000000Z";
@@ -75,8 +76,9 @@ const checkout = create(ServiceConfigProjectionSchema, {
             request: { seconds: 10n },
             backendRequest: { seconds: 2n, nanos: 500_000_000 },
           },
+          retry: { codes: [500, 503], attempts: 3, backoff: { nanos: 100_000_000 } },
         },
-        { backends: [] },
+        { backends: [], retry: { attempts: 0 } },
       ],
     },
     {
@@ -90,6 +92,7 @@ const checkout = create(ServiceConfigProjectionSchema, {
           matches: [{ grpcMethod: { type: StringMatchType.EXACT, service: "shop.Cart" } }],
           backends: [{ service: "", port: 9090, weight: 1 }],
         },
+        { backends: [] },
       ],
     },
   ],
@@ -220,6 +223,35 @@ describe("describeFilter", () => {
   });
 });
 
+describe("describeRetry", () => {
+  it.each<[string, DecisionRetry | undefined, string]>([
+    ["no policy", undefined, ""],
+    [
+      "everything set",
+      { codes: [500, 502, 503], attempts: 3, backoffMs: 100 },
+      "on 500, 502, 503 and connection errors, at most 3 retries, backoff 100ms",
+    ],
+    [
+      "an empty stanza: connection errors, the data plane's defaults",
+      { codes: [], attempts: undefined, backoffMs: undefined },
+      "on connection errors, default attempts, default backoff",
+    ],
+    [
+      "one retry, a long backoff",
+      { codes: [429], attempts: 1, backoffMs: 90_500 },
+      "on 429 and connection errors, at most 1 retry, backoff 1m30.5s",
+    ],
+    [
+      "a zero backoff",
+      { codes: [], attempts: 2, backoffMs: 0 },
+      "on connection errors, at most 2 retries, backoff 0s",
+    ],
+    ["attempts 0 turns it off", { codes: [503], attempts: 0, backoffMs: 100 }, "off (attempts 0)"],
+  ])("%s", (_name, retry, want) => {
+    expect(describeRetry(retry)).toBe(want);
+  });
+});
+
 describe("small names", () => {
   it("names kinds, roles, parent refs and percentages", () => {
     expect([RouteKind.HTTP, RouteKind.GRPC, RouteKind.UNSPECIFIED].map(routeKindName)).toEqual([
@@ -240,7 +272,7 @@ describe("small names", () => {
 });
 
 describe("formatProjectionTree", () => {
-  it("prints the header and every route, rule, match, filter, backend and timeout", () => {
+  it("prints the header and every route, rule, match, filter, backend, timeout and retry policy", () => {
     expect(formatProjectionTree(checkout, NOW)).toBe(
       [
         "service:  shop/checkout",
@@ -258,15 +290,20 @@ describe("formatProjectionTree", () => {
         "    backend: shop/checkout-v2:8080 weight 10 (10%) [kubernetes.io/h2c]",
         "      filter: response headers: remove server",
         "    timeouts: request 10s, backend request 2.5s",
+        "    retry: on 500, 503 and connection errors, at most 3 retries, backoff 100ms",
         "  rule 1",
         "    match: any request (the rule has no matches)",
         "    backend: none (requests get a 500)",
+        "    retry: off (attempts 0)",
         "",
         "GRPCRoute web/web-override (consumer)",
         "  parents: shop/checkout (every port), shop/checkout port grpc",
         "  rule 0",
         "    match 0: grpc shop.Cart/*",
         "    backend: (unresolved):9090 weight 1 (100%)",
+        "  rule 1",
+        "    match: any request (the rule has no matches)",
+        "    backend: none (calls get UNAVAILABLE)",
         "",
       ].join("\n"),
     );
@@ -286,7 +323,7 @@ describe("formatProjectionTree", () => {
 
 describe("list table", () => {
   it("counts routes and rules and computes the age", () => {
-    expect(listRow(checkout, NOW)).toEqual(["shop/checkout", "hub", VERSION, "2", "3", "5m"]);
+    expect(listRow(checkout, NOW)).toEqual(["shop/checkout", "hub", VERSION, "2", "4", "5m"]);
   });
 
   it("prints a table in the registrar's order, or a sentence when empty", () => {
@@ -298,7 +335,7 @@ describe("list table", () => {
     expect(formatListTable([checkout, other], NOW)).toBe(
       [
         "SERVICE        ORIGIN  VERSION                         ROUTES  RULES  AGE",
-        "shop/checkout  hub     2026-11-29T12:00:00.000000000Z  2       3      5m",
+        "shop/checkout  hub     2026-11-29T12:00:00.000000000Z  2       4      5m",
         "a/b            west    2026-11-29T11:05:00Z            0       0      1h",
         "",
       ].join("\n"),

@@ -17,7 +17,6 @@ import {
   type EvaluateInput,
   type EvaluatorRequest,
   evaluate,
-  grpcStatusForHttp,
   type MeshDestination,
 } from "../../services/common/evaluator.js";
 
@@ -1096,16 +1095,6 @@ describe("evaluate: GRPCRoute", () => {
     expect(ok).toMatchObject({ grpcStatus: "OK", route: { kind: "GRPCRoute" } });
     expect(ok.requestHeaders["x-set"]).toEqual(["v"]);
     expect(run(routes, call("Nope")).grpcStatus).toBe("Unimplemented");
-  });
-
-  it.each([
-    [200, "OK"],
-    [404, "Unimplemented"],
-    [503, "Unavailable"],
-    [500, "Unknown"],
-    [403, "PermissionDenied"],
-  ])("HTTP %s is gRPC %s", (status, name) => {
-    expect(grpcStatusForHttp(status)).toBe(name);
   });
 });
 

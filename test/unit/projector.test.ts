@@ -672,16 +672,10 @@ describe("projectRoute: rejections", () => {
     ],
     // unsupported_field
     [
-      "retry",
-      httpRule({ retry: { attempts: 2 } }),
-      "unsupported_field",
-      /^spec\.rules\[0\]\.retry is not supported by the projection/,
-    ],
-    [
       "sessionPersistence",
       httpRule({ sessionPersistence: { type: "Cookie" } }),
       "unsupported_field",
-      /sessionPersistence is not supported/,
+      /sessionPersistence is not supported by the projection: Gateway API v1\.7 deprecates/,
     ],
     [
       "an unknown spec field",
@@ -1209,6 +1203,22 @@ describe("projectRoute: unresolvable backendRefs stay as 500s", () => {
       ]);
     });
   }
+
+  it("a GRPCRoute's unresolved backend: calls routed to it get UNAVAILABLE", () => {
+    const object = grpc("g", {
+      rules: [{ backendRefs: [backend("nonexistent", { port: 7070 })] }],
+    });
+    const result = projectRoute(object, WORLD);
+    expect(accepted(result).rules[0]?.backends.map((b) => [b.service, b.weight])).toEqual([
+      ["", 1],
+    ]);
+    expect("warnings" in result && result.warnings.map((w) => [w.reason, w.message])).toEqual([
+      [
+        "backend_not_found",
+        "spec.rules[0].backendRefs[0] refers to Service shop/nonexistent, which does not exist; calls routed to it get UNAVAILABLE",
+      ],
+    ]);
+  });
 
   it("a ReferenceGrant permits a cross-namespace backend (Gateway semantics)", () => {
     const object = httpRule({ backendRefs: [backend("backend", { namespace: OTHER })] });
