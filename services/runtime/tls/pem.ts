@@ -61,8 +61,12 @@ export function pemCertificates(
   return certificates;
 }
 
-/** A short description of a certificate for messages: its subject's last line and serial. */
+/** A distinguished name as Node prints it (one attribute a line), on one line. */
+export function oneLineName(name: string): string {
+  return name.trim().split("\n").join(", ") || "(no name)";
+}
+
+/** A short description of a certificate for messages: its subject and serial. */
 export function describeCertificate(certificate: X509Certificate): string {
-  const subject = certificate.subject.split("\n").filter((line) => line !== "");
-  return `${subject.at(-1) ?? "(no subject)"} serial ${certificate.serialNumber}`;
+  return `${oneLineName(certificate.subject)} serial ${certificate.serialNumber}`;
 }
