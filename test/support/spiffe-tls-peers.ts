@@ -1,9 +1,10 @@
 /**
- * Real `node:tls` peers for the SPIFFE tests: a server that verifies each
- * client's X.509-SVID on `secureConnection` (greeting it with its ID, or
- * destroying the socket) and echoes lines, and a client that checks the
+ * Real `node:tls` peers for the SPIFFE tests: a server whose SVID guard
+ * verifies each client (an accepted one is greeted with its ID, a refused
+ * one destroyed) and that echoes lines, and a client that checks the
  * server's SPIFFE ID and reads the greeting.
  */
+
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import {
@@ -13,8 +14,9 @@ import {
   type Server,
   type TLSSocket,
 } from "node:tls";
-import { spiffeServerIdentity, verifyTlsPeer } from "../../services/runtime/tls/peer-svid.js";
+import { spiffeServerIdentity } from "../../services/runtime/tls/peer-svid.js";
 import type { SvidVerification } from "../../services/runtime/tls/svid-verify.js";
+import { guardTlsServer, peerSpiffeId } from "../../services/runtime/tls/tls-server-guard.js";
 import type { TrustBundles } from "../../services/runtime/tls/trust-bundle.js";
 
 /** A listening SVID-checking server and the verdicts it reached, in order. */
@@ -37,17 +39,18 @@ export async function startSpiffeTlsServer(
   const verdicts: SvidVerification[] = [];
   const sockets = new Set<TLSSocket>();
   const server = createServer({ ...options, requestCert: true, rejectUnauthorized: false });
+  guardTlsServer(server, {
+    bundles,
+    onAccepted: (verdict) => verdicts.push(verdict),
+    onRefused: (verdict) => verdicts.push(verdict),
+  });
   server.on("secureConnection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => {});
-    const verdict = verifyTlsPeer(socket, bundles());
-    verdicts.push(verdict);
-    if (!verdict.ok) {
-      socket.destroy();
-      return;
-    }
-    socket.write(`hello ${verdict.id.text}\n`);
+    const id = peerSpiffeId(socket);
+    if (id === undefined) return;
+    socket.write(`hello ${id.text}\n`);
     socket.pipe(socket);
   });
   server.on("tlsClientError", () => {});
