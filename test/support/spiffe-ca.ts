@@ -42,6 +42,8 @@ export interface SvidOptions {
   readonly otherSans?: readonly string[];
   /** Issue a CA certificate (basicConstraints CA:TRUE) instead of a leaf. */
   readonly ca?: boolean;
+  /** A leaf's keyUsage extension in openssl syntax; default `critical,digitalSignature,keyEncipherment`. */
+  readonly keyUsage?: string;
   /** Default: an hour ago. */
   readonly notBefore?: Date;
   /** Default: a day from now. */
@@ -154,7 +156,7 @@ export async function issueSvid(
     [
       options.ca === true
         ? "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign"
-        : "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth",
+        : `basicConstraints=critical,CA:FALSE\nkeyUsage=${options.keyUsage ?? "critical,digitalSignature,keyEncipherment"}\nextendedKeyUsage=serverAuth,clientAuth`,
       ...(alt.length + others.length === 0
         ? []
         : ["subjectAltName=@alt", "[alt]", ...alt, ...others]),

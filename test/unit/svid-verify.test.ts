@@ -8,10 +8,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { certificateKeyUsage } from "../../services/runtime/tls/key-usage.js";
 import { pemCertificates } from "../../services/runtime/tls/pem.js";
 import { parseSubjectAltNames } from "../../services/runtime/tls/subject-alt-names.js";
 import { type SvidVerification, verifySvid } from "../../services/runtime/tls/svid-verify.js";
 import { parseTrustBundle, type TrustBundles } from "../../services/runtime/tls/trust-bundle.js";
+import { openssl } from "../support/openssl.js";
 import { issueSvid } from "../support/spiffe-ca.js";
 import {
   AGENT_ID,
@@ -51,6 +53,8 @@ beforeAll(async () => {
   for (const [name, uris] of cases) {
     extra.set(name, chainOf((await issueSvid(pki.eastCa, dir, name, { uris })).cert));
   }
+  const signer = { uris: [AGENT_ID], keyUsage: "critical,digitalSignature,keyCertSign,cRLSign" };
+  extra.set("signer", chainOf((await issueSvid(pki.eastCa, dir, "signer", signer)).cert));
 });
 
 afterAll(async () => {
@@ -118,7 +122,13 @@ describe("X.509-SVID verification", () => {
       "a CA certificate as leaf",
       () => chainOf(pki.leafCa.cert),
       "leaf_is_ca",
-      /is a CA; an SVID is a leaf/,
+      /is a CA \(basicConstraints CA:TRUE\); an SVID is a leaf/,
+    ],
+    [
+      "a CA:FALSE leaf that may sign certificates",
+      () => extra.get("signer") ?? [],
+      "leaf_is_ca",
+      /has the key usage keyCertSign and cRLSign; an SVID is a leaf/,
     ],
     [
       "an expired certificate",
@@ -202,6 +212,36 @@ describe("X.509-SVID verification", () => {
     expect(verdict.ok ? "" : verdict.message).toMatch(
       `the peer is ${AGENT_ID}, not ${REGISTRAR_ID}`,
     );
+  });
+});
+
+describe("key usage read from the DER", () => {
+  it("reads a leaf's, a CA's, and none", async () => {
+    const [client] = chainOf(pki.client.cert) as [X509Certificate];
+    expect(certificateKeyUsage(client.raw)).toEqual({
+      digitalSignature: true,
+      keyCertSign: false,
+      cRLSign: false,
+    });
+    const [root] = chainOf(pki.hubCa.cert) as [X509Certificate];
+    expect(certificateKeyUsage(root.raw)).toEqual({
+      digitalSignature: false,
+      keyCertSign: true,
+      cRLSign: true,
+    });
+    const bare = join(dir, "bare");
+    await openssl([
+      ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"],
+      ...["-keyout", `${bare}.key`, "-out", `${bare}.crt`, "-subj", "/CN=bare", "-days", "1"],
+    ]);
+    const [noUsage] = chainOf(`${bare}.crt`) as [X509Certificate];
+    expect(certificateKeyUsage(noUsage.raw)).toBeUndefined();
+  });
+
+  it("throws on DER it cannot walk", () => {
+    const [client] = chainOf(pki.client.cert) as [X509Certificate];
+    expect(() => certificateKeyUsage(client.raw.subarray(0, 40))).toThrow(/runs past its parent/);
+    expect(() => certificateKeyUsage(Uint8Array.of(0x30))).toThrow(/truncated DER/);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * X.509-SVID verification of a TLS peer (the X.509-SVID standard, section
- * 5): exactly one URI SAN, a valid SPIFFE ID with a path; a leaf, not a CA;
+ * 5): exactly one URI SAN, a valid SPIFFE ID with a path; a leaf (not a CA,
+ * no keyCertSign or cRLSign key usage);
  * inside its validity window at `now`; and a chain to a CA of the bundle of
  * the trust domain its ID names (svid-chain.ts). The answer is typed: the
  * ID, or a refusal with a reason code (a metric label) and a sentence that
@@ -9,6 +10,7 @@
  */
 import type { X509Certificate } from "node:crypto";
 import { parseSpiffeId, type SpiffeId } from "../../common/spiffe-id.js";
+import { certificateKeyUsage, type KeyUsage } from "./key-usage.js";
 import { describeCertificate } from "./pem.js";
 import { parseSubjectAltNames } from "./subject-alt-names.js";
 import { findTrustedPath, validityWindow } from "./svid-chain.js";
@@ -92,6 +94,20 @@ function leafSpiffeId(leaf: X509Certificate, what: string): SpiffeId | SvidVerif
   return parsed.id;
 }
 
+/** Why `leaf` is a signing certificate rather than a leaf (CA:TRUE, keyCertSign, cRLSign), or undefined. */
+function leafSigningProblem(leaf: X509Certificate): string | undefined {
+  if (leaf.ca) return "is a CA (basicConstraints CA:TRUE); an SVID is a leaf";
+  let usage: KeyUsage | undefined;
+  try {
+    usage = certificateKeyUsage(leaf.raw);
+  } catch (error) {
+    return `has a key usage that cannot be read (${(error as Error).message})`;
+  }
+  const signs = [usage?.keyCertSign && "keyCertSign", usage?.cRLSign && "cRLSign"].filter(Boolean);
+  if (signs.length > 0) return `has the key usage ${signs.join(" and ")}; an SVID is a leaf`;
+  return undefined;
+}
+
 /**
  * Verifies a peer's certificate chain as sent (`chain[0]` the leaf, then
  * any intermediates, in any order) against `bundles` at `options.now`.
@@ -107,7 +123,8 @@ export function verifySvid(
   const what = `certificate ${describeCertificate(leaf)}`;
   const id = leafSpiffeId(leaf, what);
   if ("ok" in id) return id;
-  if (leaf.ca) return refuse("leaf_is_ca", `${what} (${id.text}) is a CA; an SVID is a leaf`, id);
+  const signer = leafSigningProblem(leaf);
+  if (signer !== undefined) return refuse("leaf_is_ca", `${what} (${id.text}) ${signer}`, id);
   const { from, to } = validityWindow(leaf);
   if (!(options.now >= from)) {
     return refuse(
