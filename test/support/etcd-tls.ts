@@ -5,17 +5,17 @@
  * `etcdctl` against it.
  */
 import { execFile } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type EtcdHandle, startEtcd } from "./etcd.js";
+import { openssl, requireBinary } from "./openssl.js";
 
 const run = promisify(execFile);
 
-/** The `openssl` binary; `$OPENSSL_BIN` or `/usr/bin/openssl`. */
-export const OPENSSL = process.env.OPENSSL_BIN ?? "/usr/bin/openssl";
+export { OPENSSL } from "./openssl.js";
 
 /** The `etcdctl` binary; `$ETCDCTL_BIN` or `/usr/bin/etcdctl`. */
 export const ETCDCTL = process.env.ETCDCTL_BIN ?? "/usr/bin/etcdctl";
@@ -39,27 +39,6 @@ export interface TestPki {
   readonly server: TestCert;
   /** A client certificate (common name `aether-registrar`). */
   readonly client: TestCert;
-}
-
-/** Throws an Error saying what to install when `binary` is not an executable. */
-function requireBinary(binary: string, what: string): void {
-  try {
-    accessSync(binary, constants.X_OK);
-  } catch {
-    throw new Error(`${binary} not found; install it with \`apt-get install -y ${what}\``);
-  }
-}
-
-async function openssl(args: readonly string[]): Promise<void> {
-  requireBinary(OPENSSL, "openssl");
-  try {
-    await run(OPENSSL, [...args]);
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr ?? "";
-    throw new Error(`openssl ${args[0]} failed: ${(error as Error).message}\n${stderr}`, {
-      cause: error,
-    });
-  }
 }
 
 /** A P-256 key and a self-signed CA certificate valid for a day, under `dir/<name>.{crt,key}`. */
