@@ -32,6 +32,7 @@ export const LIMIT_FLAG_OPTIONS = {
   "max-request-bytes": { type: "string", default: "4MiB" },
   "max-pending-requests": { type: "string", default: "256" },
   "max-pending-request-bytes": { type: "string", default: "32MiB" },
+  "max-concurrent-calls": { type: "string", default: "512" },
   "max-watch-streams": { type: "string", default: "2000" },
   "max-watch-backlog": { type: "string", default: "50000" },
 } as const;
@@ -61,6 +62,9 @@ aether_config_server_refusals_total{reason} and logged):
                             RESOURCE_EXHAUSTED (default 256)
   --max-pending-request-bytes SIZE
                             bytes those unfinished bodies may hold together (default 32MiB)
+  --max-concurrent-calls N  unary calls (lists, status, health checks) answered at once,
+                            until their response is written; more get RESOURCE_EXHAUSTED
+                            with retry advice (default 512)
   --max-watch-streams N     WatchConfig streams open at once; more get RESOURCE_EXHAUSTED
                             (default 2000)
   --max-watch-backlog N     events a watch stream may have unsent before it is ended with
@@ -107,6 +111,7 @@ export function parseLimitFlags(values: Record<string, unknown>): RegistrarLimit
       "max-pending-request-bytes",
       v["max-pending-request-bytes"],
     ),
+    maxConcurrentCalls: parseCountFlag("max-concurrent-calls", v["max-concurrent-calls"]),
   };
   if (serverLimits.maxPendingRequestBytes < serverLimits.maxBodyBytes) {
     throw new UsageError(

@@ -17,7 +17,7 @@ import {
 } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
+import { ConfigService, WatchEventType } from "../../gen/aether/registry/v1/config_service_pb.js";
 import { grpcCall, openSession } from "../support/grpc-h2.js";
 import { startTestRegistrar, type TestRegistrar } from "../support/in-process-registrar.js";
 import { makeProjection } from "../support/projections.js";
@@ -163,6 +163,49 @@ describe("the count of unfinished request bodies", () => {
     for (const call of held) call.stream.close(NGHTTP2_CANCEL);
     await waitFor(async () => (await pending(r.url)) === 0, 5_000, "the bodies released");
     expect((await r.client.listAllConfig({})).projections).toHaveLength(1);
+  });
+});
+
+describe("the count of calls being answered", () => {
+  it("refuses one more unary call at once, leaves watch streams and plain routes alone, and admits again", async () => {
+    const r = await registrar("--max-concurrent-calls", "3", "--request-body-timeout", "30s");
+    const inFlight = () => scrapeMetric(r.url, "aether_config_server_calls_in_flight");
+    const s = await session(r.url);
+    // Three calls held open: their bodies never finish, so their answers never close.
+    const held = [1, 2, 3].map(() =>
+      grpcCall(s, LIST_ALL, { body: partialMessage(100, 10), end: false }),
+    );
+    await waitFor(async () => (await inFlight()) === 3, 5_000, "three calls in flight");
+
+    const refused = await grpcCall(s, LIST_ALL).ended;
+    expect(refused.status).toBe(String(Code.ResourceExhausted));
+    expect(refused.message).toMatch(/answering 3 calls, its most; retry later/);
+    expect(refused.trailers["grpc-retry-pushback-ms"]).toBe("1000");
+    const connect = await fetch(`${r.url}${LIST_ALL}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect([connect.status, connect.headers.get("retry-after")]).toEqual([429, "1"]);
+    expect(await refusals(r.url, "max_concurrent_calls")).toBe(2);
+
+    // A watch stream is not a unary call: it opens and syncs.
+    const watching = new AbortController();
+    let synced = false;
+    for await (const event of r.client.watchConfig({}, { signal: watching.signal })) {
+      if (event.type === WatchEventType.SYNCED) {
+        synced = true;
+        break;
+      }
+    }
+    watching.abort();
+    expect(synced).toBe(true);
+    expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
+
+    for (const call of held) call.stream.close(NGHTTP2_CANCEL);
+    await waitFor(async () => (await inFlight()) === 0, 5_000, "the calls released");
+    expect((await r.client.listAllConfig({})).projections).toHaveLength(1);
+    expect(await refusals(r.url, "max_concurrent_calls")).toBe(2);
   });
 });
 

@@ -39,6 +39,7 @@ import { fastify } from "fastify";
 import type { Registry } from "prom-client";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { registerAdminRoutes } from "./admin-routes.js";
+import { createCallAdmission } from "./call-admission.js";
 import { routeConnections } from "./connection-routing.js";
 import { http1ServerOptions, http2ServerOptions } from "./node-server-options.js";
 import { createRefusals, type Refusals } from "./refusals.js";
@@ -228,6 +229,13 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     options.refusals ?? createRefusals({ registry: options.metricsRegistry, logger });
   /** The paths of the RPCs whose request is a stream, known once routes are registered. */
   const streamingRequestPaths = new Set<string>();
+  /** The paths of the unary RPCs, known once routes are registered. */
+  const unaryPaths = new Set<string>();
+  const calls = createCallAdmission({
+    maxConcurrentCalls: limits.maxConcurrentCalls,
+    refusals,
+    isUnaryCall: (path) => unaryPaths.has(path),
+  });
   const budget = createRequestBudget({
     limits,
     refusals,
@@ -265,6 +273,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     res: ServerResponse | Http2ServerResponse,
   ): void {
     followRequest(req, res, logger, drainController.signal, () => http1.closeIdleConnections());
+    if (!calls.admit(req, res)) return;
     if (!budget.admit(req, res)) return;
     // Fastify's handler serves both HTTP versions (it checks httpVersionMajor).
     fastifyHandler?.(req as IncomingMessage, res as ServerResponse);
@@ -281,6 +290,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     connections: () => connections.size,
     pendingRequests: () => budget.pending,
     pendingRequestBytes: () => budget.pendingBytes,
+    callsInFlight: () => calls.inFlight,
   });
   registerAdminRoutes(app, {
     readiness: options.readiness,
@@ -293,6 +303,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       options.routes(decodingRouter, { drainSignal: drainController.signal });
       for (const path of requestStreamPaths(decodingRouter.handlers)) {
         streamingRequestPaths.add(path);
+      }
+      for (const handler of decodingRouter.handlers) {
+        if (handler.method.methodKind === "unary") unaryPaths.add(handler.requestPath);
       }
     },
     readMaxBytes: limits.maxBodyBytes,

@@ -13,6 +13,7 @@ import { createRateLimitedLog } from "../../runtime/rate-limited-log.js";
 export const REFUSAL_REASONS = [
   "max_connections",
   "max_pending_requests",
+  "max_concurrent_calls",
   "max_pending_request_bytes",
   "request_body_timeout",
   "header_timeout",
@@ -27,6 +28,7 @@ export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 const MESSAGES: Record<RefusalReason, string> = {
   max_connections: "connection limit reached: closing new connections at once",
   max_pending_requests: "too many unfinished request bodies: refusing new requests",
+  max_concurrent_calls: "too many calls being answered at once: refusing new calls",
   max_pending_request_bytes: "unfinished request bodies hold their memory budget: refusing",
   request_body_timeout: "a request body did not arrive in time: answered DEADLINE_EXCEEDED",
   header_timeout: "a header block did not finish in time: connection closed",

@@ -13,12 +13,15 @@ export interface ServerGaugeSources {
   pendingRequests(): number;
   /** Bytes those unfinished bodies hold. */
   pendingRequestBytes(): number;
+  /** Unary calls being answered. */
+  callsInFlight(): number;
 }
 
 /**
  * Registers `aether_config_server_connections`,
- * `aether_config_server_pending_requests` and
- * `aether_config_server_pending_request_bytes` in `registry`.
+ * `aether_config_server_pending_requests`,
+ * `aether_config_server_pending_request_bytes` and
+ * `aether_config_server_calls_in_flight` in `registry`.
  */
 export function registerServerGauges(registry: Registry, sources: ServerGaugeSources): void {
   const gauges: [string, string, () => number][] = [
@@ -32,6 +35,11 @@ export function registerServerGauges(registry: Registry, sources: ServerGaugeSou
       "aether_config_server_pending_request_bytes",
       "Bytes held by request bodies still arriving.",
       sources.pendingRequestBytes,
+    ],
+    [
+      "aether_config_server_calls_in_flight",
+      "Unary calls being answered (admitted, response not yet closed).",
+      sources.callsInFlight,
     ],
   ];
   for (const [name, help, read] of gauges) {

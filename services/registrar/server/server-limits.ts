@@ -82,6 +82,12 @@ export interface ServerLimits {
    * would go beyond it is answered RESOURCE_EXHAUSTED with retry advice.
    */
   readonly maxPendingRequestBytes: number;
+  /**
+   * The most unary calls being answered at once, from admission until their
+   * response closes (`--max-concurrent-calls`). One more is refused at once
+   * with RESOURCE_EXHAUSTED and retry advice (`call-admission.ts`).
+   */
+  readonly maxConcurrentCalls: number;
 }
 
 /** The production defaults of {@link ServerLimits}; the flags' defaults. */
@@ -98,6 +104,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxBodyBytes: 4 * 1024 * 1024,
   maxPendingRequests: 256,
   maxPendingRequestBytes: 32 * 1024 * 1024,
+  maxConcurrentCalls: 512,
 };
 
 /** {@link DEFAULT_SERVER_LIMITS} with the given fields replaced. */
