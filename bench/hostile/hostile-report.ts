@@ -57,8 +57,8 @@ export function renderHostileSection(r: HostileResults): string {
     `**Registrar ${r.registrarAlive ? "alive" : "DIED"} throughout; peak RSS ${r.registrarPeakRssMb} MiB ` +
       `(${r.registrarPeakRssMb <= r.podLimitMb ? "under" : "OVER"} the ${r.podLimitMb} MiB pod limit).**`,
     "",
-    "| phase | /healthz admin port p50 / p99 / max ms (failed) | /healthz API port (failed of sent) | change → every agent p50 / p99 ms (missed) | agent streams reopened | polite client OK/s (failed) | registrar peak RSS MiB / CPU % |",
-    "|---|---|---|---|---|---|---|",
+    "| phase | /healthz admin port p50 / p99 / max ms (failed) | /healthz API port (failed of sent) | change → every agent p50 / p99 ms (missed) | agent streams reopened | polite client OK/s (failed) | registrar peak RSS MiB / CPU % | VmHWM after the phase MiB |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const p of r.phases) {
     const a = p.healthAdmin;
@@ -67,7 +67,7 @@ export function renderHostileSection(r: HostileResults): string {
       `| ${p.name} | ${ms(a.latency.p50)} / ${ms(a.latency.p99)} / ${ms(a.latency.max)} (${a.failures}) | ` +
         `${p.healthApi.failures} of ${p.healthApi.probes} | ` +
         `${ms(g.propagation.p50)} / ${ms(g.propagation.p99)} (${g.missed}) | ${g.streamReconnects} | ` +
-        `${g.listOkPerSecond} (${g.listFailed}) | ${p.registrarPeakRssMb} / ${p.registrarPeakCpuPercent} |`,
+        `${g.listOkPerSecond} (${g.listFailed}) | ${p.registrarPeakRssMb} / ${p.registrarPeakCpuPercent} | ${p.registrarHwmMb} |`,
     );
   }
   lines.push("", "Refusals the registrar counted, and what the attackers saw, per phase:", "");

@@ -54,6 +54,8 @@ export interface HostilePhase {
   readonly good: GoodWindow;
   readonly registrarPeakRssMb: number;
   readonly registrarPeakCpuPercent: number;
+  /** The registrar's VmHWM once the phase's attackers were stopped (the peak of the run so far), in MiB. */
+  readonly registrarHwmMb: number;
   /** Refusals counted by the registrar in the phase, by reason. */
   readonly refusals: Readonly<Record<string, number>>;
   readonly attackers: readonly AttackStats[];
@@ -195,6 +197,7 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
         good: goodWindow,
         registrarPeakRssMb: Math.round(sample.peakRssMb),
         registrarPeakCpuPercent: Math.round(sample.peakCpuPercent),
+        registrarHwmMb: Math.round(readMemory(r.pid)?.peakRssMb ?? Number.NaN),
         refusals,
         attackers,
         registrarAlive: alive,
@@ -203,7 +206,7 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
       progress(
         `  /healthz (admin) p99 ${last.healthAdmin.latency.p99} ms, ${last.healthAdmin.failures} failed; ` +
           `propagation p99 ${last.good.propagation.p99} ms, ${last.good.missed} missed; ` +
-          `reconnects ${last.good.streamReconnects}; RSS peak ${last.registrarPeakRssMb} MB`,
+          `reconnects ${last.good.streamReconnects}; RSS peak ${last.registrarPeakRssMb} MB (VmHWM ${last.registrarHwmMb})`,
       );
     }
     adminProbe.stop();

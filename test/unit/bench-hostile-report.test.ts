@@ -34,6 +34,7 @@ function phase(name: string, attacks: HostilePhase["attacks"], p99: number): Hos
     },
     registrarPeakRssMb: 150,
     registrarPeakCpuPercent: 90,
+    registrarHwmMb: 160,
     refusals: attacks.length === 0 ? {} : { max_watch_streams: 8000, max_connections: 12 },
     attackers: attacks.map((mode) => ({
       mode,

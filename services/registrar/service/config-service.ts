@@ -105,8 +105,12 @@ const KEPT_LISTINGS = 8;
 /** How long a listing window is kept after a page was last served from it. */
 const KEPT_LISTING_TTL_MS = 30_000;
 
-/** Maps store and validation failures to the ConnectError codes the contract promises. */
-function toConnectError(error: unknown, logger: Logger): ConnectError {
+/**
+ * Maps store and validation failures to the ConnectError codes the contract
+ * promises; a client that went away is Canceled (logged at debug), anything
+ * unexpected is Internal without details (logged at error).
+ */
+export function toConnectError(error: unknown, logger: Logger): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof StoreUnavailableError) {
     logger.debug({ err: error.message }, "store unavailable; the client is told without details");
@@ -133,8 +137,30 @@ function toConnectError(error: unknown, logger: Logger): ConnectError {
       Code.InvalidArgument,
     );
   }
+  if (peerWentAway(error)) {
+    // Nobody is left to answer: not a server fault, and no error-level line per vanished client.
+    logger.debug({ err: error }, "the client went away while its call was answered");
+    return new ConnectError("the client went away", Code.Canceled);
+  }
   logger.error({ err: error }, "unexpected error serving ConfigService");
   return new ConnectError("internal error", Code.Internal);
+}
+
+/** The error codes of a connection or stream the peer reset or closed while it was written to. */
+const PEER_GONE_CODES = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_HTTP2_STREAM_ERROR",
+]);
+
+/** Whether `error` says the client's connection or stream went away, not that the server failed. */
+function peerWentAway(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && PEER_GONE_CODES.has(code);
 }
 
 /**
