@@ -273,8 +273,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     res: ServerResponse | Http2ServerResponse,
   ): void {
     followRequest(req, res, logger, drainController.signal, () => http1.closeIdleConnections());
-    if (!calls.admit(req, res)) return;
+    // The body budget first: a request refused there never holds a call slot.
     if (!budget.admit(req, res)) return;
+    if (!calls.admit(req, res)) return;
     // Fastify's handler serves both HTTP versions (it checks httpVersionMajor).
     fastifyHandler?.(req as IncomingMessage, res as ServerResponse);
   }
