@@ -208,6 +208,7 @@ export function toExportStatusMessage(exporter: ExportController): ExportStatusM
 /** Creates a registrar; nothing runs until `start()`. */
 export function createRegistrar(options: RegistrarOptions): Registrar {
   const { config } = options;
+  if (config.tls !== undefined) throw new Error("serving TLS is not wired into the registrar yet");
   const logger = options.logger ?? createSilentLogger();
   // The etcd TLS and password files are read once, for the store and the election.
   const security = config.store === "etcd" ? readEtcdSecurity(config) : undefined;
