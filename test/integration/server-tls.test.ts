@@ -8,6 +8,7 @@
  * sessions, and draining. Without bundles, TLS asks for no client
  * certificate.
  */
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect as h2Connect } from "node:http2";
 import { Agent, request as httpsRequest } from "node:https";
@@ -25,7 +26,11 @@ import type { TlsPortOptions } from "../../services/registrar/server/tls-port.js
 import { captureLogger } from "../support/capture-logger.js";
 import { clientTlsOptions } from "../support/mtls-clients.js";
 import type { TestSvid } from "../support/spiffe-ca.js";
-import { startTestHttpServer, type TestHttpServer } from "../support/test-http-server.js";
+import {
+  runCommand,
+  startTestHttpServer,
+  type TestHttpServer,
+} from "../support/test-http-server.js";
 import { AGENT_ID, createSpiffePki, type SpiffePki } from "../support/test-spiffe-pki.js";
 import { waitFor } from "../support/wait.js";
 
@@ -173,6 +178,39 @@ describe("the TLS port", () => {
     const metrics = await httpsGet(t, "/metrics", pki.client);
     expect(metrics.body).toContain(
       'aether_config_tls_handshake_failures_total{reason="handshake_timeout"} 1',
+    );
+  });
+
+  it("counts a client that does not trust the server's certificate: curl's alert, Node's reset", async () => {
+    const t = await server();
+    const curl = await runCommand("curl", [
+      ...["-sS", "--cacert", pki.eastRoot.cert, "--cert", pki.client.cert, "--key", pki.client.key],
+      `${t.url}/healthz`,
+    ]);
+    expect(curl.code).not.toBe(0);
+    const node = await new Promise<Error | undefined>((resolve) => {
+      const socket = tlsConnect({
+        host: "127.0.0.1",
+        port: t.port,
+        ...clientTlsOptions(pki, pki.client),
+        ca: [readFileSync(pki.eastRoot.cert)],
+      });
+      socket.once("secureConnect", () => resolve(undefined));
+      socket.once("error", resolve);
+    });
+    expect(node?.message).toMatch(/certificate/);
+    const failures = (reason: string) =>
+      `aether_config_tls_handshake_failures_total{reason="${reason}"} 1`;
+    await waitFor(
+      async () => {
+        const metrics = (await httpsGet(t, "/metrics", pki.client)).body;
+        return (
+          metrics.includes(failures("client_alert")) &&
+          metrics.includes(failures("connection_lost"))
+        );
+      },
+      5_000,
+      "curl's alert and Node's reset counted",
     );
   });
 
