@@ -5,7 +5,9 @@
  * it. A WatchConfig stream open across the swap keeps receiving changes,
  * the next handshake presents the new serial and the expiry gauge follows;
  * a mismatched key written in place is refused and counted, logged without
- * key material, and the last good certificate keeps being served.
+ * key material, and the last good certificate keeps being served. A
+ * rotated bundle decides the next handshake: a CA taken out of it no longer
+ * vouches for its clients, and the one put in does.
  */
 
 import { X509Certificate } from "node:crypto";
@@ -134,5 +136,25 @@ describe("rotating the registrar's serving certificate", () => {
     const [warning] = log.withMessage("TLS material refused: the previous material stays in use");
     expect(warning).toMatchObject({ piece: "identity", reason: "key_mismatch" });
     expect(JSON.stringify(log.lines)).not.toMatch(/PRIVATE KEY|BEGIN/);
+  });
+
+  it("applies a rotated bundle to the next handshake: a CA taken out of it no longer vouches", async () => {
+    const updates = (await metric("aether_config_tls_material_updates_total")) ?? 0;
+    // east.mesh's bundle now holds the rogue CA instead of east's root, written aside and renamed over.
+    const next = `${pki.bundles.eastPem}.next`;
+    await copyFile(pki.rogueCa.cert, next);
+    await rename(next, pki.bundles.eastPem);
+    await waitFor(
+      async () => (await metric("aether_config_tls_material_updates_total")) === updates + 1,
+      15_000,
+      "the bundle rotation to be taken",
+    );
+    const refused = `aether_config_tls_handshake_failures_total{reason="untrusted_chain"}`;
+    const before = (await metric(refused)) ?? 0;
+    await expect(connectClient(url, pki, pki.client).getConfigStatus({})).rejects.toThrow();
+    await waitFor(async () => (await metric(refused)) === before + 1, 5_000, "the refusal");
+    // The rogue CA's SVID of the same ID is verified now (and --authorize allows the ID).
+    const status = await connectClient(url, pki, pki.unknownCa).getConfigStatus({});
+    expect(status.cluster).toBe("hub");
   });
 });
