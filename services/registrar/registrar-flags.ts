@@ -20,6 +20,12 @@ import { MIN_PAGE_TOKEN_KEY_BYTES } from "./service/page-token.js";
 import { DEFAULT_READ_LIMITS } from "./service/read-admission.js";
 import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
+import {
+  parseTlsFlags,
+  type RegistrarTlsConfig,
+  TLS_FLAG_OPTIONS,
+  TLS_FLAGS_USAGE,
+} from "./tls-flag-options.js";
 
 /**
  * The registrar's validated configuration; the limits of its network front
@@ -38,6 +44,11 @@ export interface RegistrarConfig extends RegistrarLimits {
    * main port serves those routes either way).
    */
   readonly adminListen: { readonly host: string; readonly port: number } | undefined;
+  /**
+   * `--tls-cert-file`, `--tls-key-file`, `--trust-domain-bundle` and
+   * `--authorize`: how the main port serves TLS; undefined: plaintext.
+   */
+  readonly tls: RegistrarTlsConfig | undefined;
   /** The store implementation. */
   readonly store: "memory" | "etcd";
   /** etcd endpoints (with `store: "etcd"`). */
@@ -130,7 +141,8 @@ Flags:
   --admin-listen HOST:PORT  also serve /healthz, /readyz and /metrics (only) as plain
                             HTTP on this address, for probes and scrapers: it answers
                             while the main port is full (--max-connections) and needs
-                            no client certificate (default: none)
+                            no client certificate when the main port asks for one
+                            (default: none)
   --store memory|etcd       store implementation (default memory: embedded, one process)
   --etcd-endpoints URL[,URL] etcd client URLs (required with --store etcd)
   --etcd-prefix PREFIX      store key prefix (default ${DEFAULT_STORE_PREFIX})
@@ -181,6 +193,7 @@ Flags:
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 
+${TLS_FLAGS_USAGE}
 ${LIMIT_FLAGS_USAGE}`;
 
 /**
@@ -188,7 +201,7 @@ ${LIMIT_FLAGS_USAGE}`;
  * `"help"` when help was asked for. Throws {@link UsageError} otherwise.
  */
 export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | "help" {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -226,6 +239,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         },
         "list-read-queue": { type: "string", default: String(DEFAULT_READ_LIMITS.queue) },
         help: { type: "boolean", short: "h" },
+        ...TLS_FLAG_OPTIONS,
         ...LIMIT_FLAG_OPTIONS,
       },
     }));
@@ -307,6 +321,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     cluster,
     ...parseListenFlag(values.listen as string),
     adminListen: parseAdminListen(values["admin-listen"] as string | undefined),
+    tls: parseTlsFlags(values),
     store,
     etcdEndpoints: endpoints,
     etcdPrefix: prefix,
@@ -339,7 +354,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
  */
 function parseCountFlag(
   flag: string,
-  values: Record<string, string | boolean | undefined>,
+  values: Record<string, string | boolean | string[] | undefined>,
   min: number,
 ): number {
   const text = values[flag] as string;
@@ -386,7 +401,7 @@ const ETCD_SECURITY_FLAGS = [
  * malformed file is a usage error now rather than a failure later).
  */
 function parseEtcdSecurityFlags(
-  values: Record<string, string | boolean | undefined>,
+  values: Record<string, string | boolean | string[] | undefined>,
   store: "memory" | "etcd",
   endpoints: readonly string[],
 ): Pick<

@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { fromJson } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
 import {
   ConfigService,
   type ExportStatus as ExportStatusMessage,
@@ -35,10 +36,10 @@ import {
 } from "./server/create-http-server.js";
 import { createHealthService } from "./server/health-service.js";
 import { registerReflectionServices } from "./server/reflection-service.js";
-import { createRefusals } from "./server/refusals.js";
-import { createConfigService } from "./service/config-service.js";
+import { createRefusals, type Refusals } from "./server/refusals.js";
+import { type ConfigServiceOptions, createConfigService } from "./service/config-service.js";
 import { exportStatusMessage } from "./service/export-status-message.js";
-import { createPageTokens } from "./service/page-token.js";
+import { createPageTokens, type PageTokens } from "./service/page-token.js";
 import type { ConfigStore } from "./store/config-store.js";
 import { type EtcdSecurity, readEtcdSecurity } from "./store/etcd-security.js";
 import { createEtcdStore } from "./store/etcd-store.js";
@@ -80,6 +81,8 @@ export interface Registrar {
   /**
    * Starts following the store and serving. Resolves once listening; the
    * store may still be unreachable then (`/readyz` says so until it syncs).
+   * Rejects, having released the store and the cache, when a port cannot be
+   * bound or the TLS files are refused.
    */
   start(): Promise<ListenAddress>;
   /**
@@ -252,11 +255,6 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     registry: metrics.registry,
     logger: logger.child({ part: "limits" }),
   });
-  const serving = () =>
-    cache.state === "synced"
-      ? HealthCheckResponse_ServingStatus.SERVING
-      : HealthCheckResponse_ServingStatus.NOT_SERVING;
-
   const readiness = () => cacheReadiness(cache);
 
   const server = createHttpServer({
@@ -266,37 +264,20 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     refusals,
     onUndecodedRequest: (method) => metrics.countUndecoded(method),
     readiness,
-    routes: (router, { drainSignal }) => {
-      const health = createHealthService({
+    ...(config.tls === undefined ? {} : { tls: config.tls }),
+    routes: (router, { drainSignal }) =>
+      registerRoutes(router, {
+        config,
+        store,
+        cache,
+        policy,
+        metrics,
+        refusals,
+        pageTokens,
+        exporter,
         drainSignal,
-        status: (service) =>
-          service === "" || service === ConfigService.typeName ? serving() : undefined,
-      });
-      router.service(Health, health.implementation);
-      router.service(
-        ConfigService,
-        createConfigService({
-          origin: config.cluster,
-          store,
-          cache,
-          policy,
-          metrics,
-          logger: logger.child({ part: "config-service" }),
-          drainSignal,
-          keepaliveMs: config.keepaliveMs,
-          maxStreamBacklog: config.maxWatchBacklog,
-          maxWatchStreams: config.maxWatchStreams,
-          refusals,
-          pageTokens,
-          readLimits: { concurrency: config.listReadConcurrency, queue: config.listReadQueue },
-          readWaitMs: config.storeTimeoutMs,
-          ...(exporter === undefined
-            ? {}
-            : { exportStatus: () => toExportStatusMessage(exporter) }),
-        }),
-      );
-      registerReflectionServices(router, [ConfigService, Health]);
-    },
+        logger: logger.child({ part: "config-service" }),
+      }),
   });
 
   const admin =
@@ -323,11 +304,19 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     },
     async start() {
       cache.start();
-      const address = await server.listen(config.host, config.port);
-      const adminAddress =
-        admin === undefined || config.adminListen === undefined
-          ? undefined
-          : await admin.listen(config.adminListen.host, config.adminListen.port);
+      let address: ListenAddress;
+      let adminAddress: ListenAddress | undefined;
+      try {
+        address = await server.listen(config.host, config.port);
+        adminAddress =
+          admin === undefined || config.adminListen === undefined
+            ? undefined
+            : await admin.listen(config.adminListen.host, config.adminListen.port);
+      } catch (error) {
+        // A port in use or refused TLS files: release the store and the cache too.
+        await this.stop();
+        throw error;
+      }
       logger.info(
         {
           url: address.url,
@@ -361,6 +350,52 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       return stopping;
     },
   };
+}
+
+/** What {@link registerRoutes} wires together. */
+interface RouteParts extends Pick<ConfigServiceOptions, "store" | "cache" | "policy" | "metrics"> {
+  readonly config: RegistrarConfig;
+  readonly refusals: Refusals;
+  readonly pageTokens: PageTokens;
+  readonly exporter: ExportController | undefined;
+  readonly drainSignal: AbortSignal;
+  readonly logger: Logger;
+}
+
+/** Registers health (SERVING once the cache synced), ConfigService and reflection. */
+function registerRoutes(router: ConnectRouter, parts: RouteParts): void {
+  const { config, cache, exporter, drainSignal } = parts;
+  const serving = () =>
+    cache.state === "synced"
+      ? HealthCheckResponse_ServingStatus.SERVING
+      : HealthCheckResponse_ServingStatus.NOT_SERVING;
+  const health = createHealthService({
+    drainSignal,
+    status: (service) =>
+      service === "" || service === ConfigService.typeName ? serving() : undefined,
+  });
+  router.service(Health, health.implementation);
+  router.service(
+    ConfigService,
+    createConfigService({
+      origin: config.cluster,
+      store: parts.store,
+      cache,
+      policy: parts.policy,
+      metrics: parts.metrics,
+      logger: parts.logger,
+      drainSignal,
+      keepaliveMs: config.keepaliveMs,
+      maxStreamBacklog: config.maxWatchBacklog,
+      maxWatchStreams: config.maxWatchStreams,
+      refusals: parts.refusals,
+      pageTokens: parts.pageTokens,
+      readLimits: { concurrency: config.listReadConcurrency, queue: config.listReadQueue },
+      readWaitMs: config.storeTimeoutMs,
+      ...(exporter === undefined ? {} : { exportStatus: () => toExportStatusMessage(exporter) }),
+    }),
+  );
+  registerReflectionServices(router, [ConfigService, Health]);
 }
 
 /** What `/readyz` reports, on both the main and the admin port: ready once the cache synced. */

@@ -1,16 +1,17 @@
 /**
  * An independent gRPC implementation, @grpc/grpc-js with a client generated at
- * run time by @grpc/proto-loader from the .proto contract, against
- * `aether-registrar` running as a real OS process.
- *
- * proto-loader (protobuf.js) ships google/protobuf/{timestamp,duration,…}.proto
- * and resolves those imports to its bundled copies before it looks in
- * `includeDirs`, so `proto/` is the only include directory needed.
+ * run time by @grpc/proto-loader from the .proto contract
+ * (`support/grpc-js-client.ts`), against `aether-registrar` running as a
+ * real OS process.
  */
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import { loadSync } from "@grpc/proto-loader";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  type ConfigServiceClient,
+  type GrpcJsWatchResponse,
+  listAllConfig,
+  loadConfigServiceClient,
+} from "../support/grpc-js-client.js";
 import { type RegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
 import { waitFor } from "../support/wait.js";
 import {
@@ -19,83 +20,6 @@ import {
   removeSeedFiles,
   startSeededRegistrar,
 } from "./fixtures.js";
-
-const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
-
-interface GrpcJsTimestamp {
-  readonly seconds: string;
-  readonly nanos: number;
-}
-
-interface GrpcJsProjection {
-  readonly service: string;
-  readonly originCluster: string;
-  readonly version: string;
-  readonly routes: {
-    readonly kind: string;
-    readonly name: string;
-    readonly creationTime: GrpcJsTimestamp | null;
-    readonly rules: {
-      readonly backends: { readonly service: string; readonly weight: number }[];
-      readonly timeouts: { readonly request: GrpcJsTimestamp | null } | null;
-    }[];
-  }[];
-}
-
-interface GrpcJsListAllResponse {
-  readonly projections: GrpcJsProjection[];
-  readonly nextPageToken: string;
-  readonly revision: string;
-}
-
-interface GrpcJsWatchResponse {
-  readonly type: string;
-  readonly projection: GrpcJsProjection | null;
-  readonly service: string;
-  readonly originCluster: string;
-  readonly revision: string;
-  readonly resumed: boolean;
-}
-
-interface ConfigServiceClient extends grpc.Client {
-  ListAllConfig(
-    request: Record<string, unknown>,
-    callback: (error: grpc.ServiceError | null, response?: GrpcJsListAllResponse) => void,
-  ): grpc.ClientUnaryCall;
-  WatchConfig(request: Record<string, unknown>): grpc.ClientReadableStream<GrpcJsWatchResponse>;
-}
-
-type ConfigServiceConstructor = new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-) => ConfigServiceClient;
-
-function loadConfigServiceClient(): ConfigServiceConstructor {
-  const definition = loadSync("aether/registry/v1/config_service.proto", {
-    includeDirs: [PROTO_ROOT],
-    keepCase: false,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-    aether: { registry: { v1: { ConfigService: ConfigServiceConstructor } } };
-  };
-  return loaded.aether.registry.v1.ConfigService;
-}
-
-function listAllConfig(
-  client: ConfigServiceClient,
-  request: Record<string, unknown>,
-): Promise<GrpcJsListAllResponse> {
-  return new Promise((resolve, reject) => {
-    client.ListAllConfig(request, (error, response) => {
-      if (error !== null || response === undefined) reject(error);
-      else resolve(response);
-    });
-  });
-}
 
 const CLUSTER = "east";
 const T1 = "2026-11-29T12:00:00.000000000Z";

@@ -1,11 +1,14 @@
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { refusalResponse } from "../../services/registrar/server/refusal-response.js";
+import {
+  grpcPercentEncode,
+  refusalResponse,
+} from "../../services/registrar/server/refusal-response.js";
 
 describe("refusalResponse", () => {
   const grpcStatus = {
     "grpc-status": String(Code.ResourceExhausted),
-    "grpc-message": "busy%3B%20retry%20later",
+    "grpc-message": "busy; retry later",
     "grpc-retry-pushback-ms": "1500",
   };
   const connectError = {
@@ -49,7 +52,7 @@ describe("refusalResponse", () => {
 
   it("answers gRPC-Web with a trailer frame, base64 for grpc-web-text", () => {
     const trailer =
-      "grpc-message: busy%3B%20retry%20later\r\ngrpc-retry-pushback-ms: 1500\r\ngrpc-status: 8\r\n";
+      "grpc-message: busy; retry later\r\ngrpc-retry-pushback-ms: 1500\r\ngrpc-status: 8\r\n";
     for (const [type, decode] of [
       ["application/grpc-web+proto", (b: Uint8Array) => Buffer.from(b)],
       [
@@ -90,5 +93,19 @@ describe("refusalResponse", () => {
       "grpc-status": "4",
       "grpc-message": "slow",
     });
+  });
+
+  it("percent-encodes grpc-message as the gRPC spec does, so a SPIFFE ID stays readable", () => {
+    expect(grpcPercentEncode("spiffe://east.mesh/ns/a is denied: 100%")).toBe(
+      "spiffe://east.mesh/ns/a is denied: 100%25",
+    );
+    expect(grpcPercentEncode("tab\tnewline\n é")).toBe("tab%09newline%0A %C3%A9");
+    const response = refusalResponse(
+      "application/grpc",
+      Code.PermissionDenied,
+      "spiffe://a/b x",
+      0,
+    );
+    expect(response.trailers?.["grpc-message"]).toBe("spiffe://a/b x");
   });
 });

@@ -1,34 +1,23 @@
 /**
  * The registrar's network front: one TCP port that serves Connect (HTTP/1.1
- * and h2c), gRPC (h2c with prior knowledge) and gRPC-Web through
- * connect-fastify, plus the plain operational routes `/healthz`, `/readyz`
- * and `/metrics`.
+ * and HTTP/2), gRPC and gRPC-Web through connect-fastify, plus the plain
+ * operational routes `/healthz`, `/readyz` and `/metrics`.
  *
- * Node's HTTP/2 server without TLS speaks only HTTP/2 with prior knowledge,
- * so the port is owned by an HTTP/1.1 server whose connection handling is
- * interposed: each new connection's first bytes are compared with the
- * HTTP/2 connection preface, and the socket (with those bytes put back) is
- * handed either to the HTTP/1.1 server's own connection handler or to an
- * HTTP/2 server. Both call the same fastify handler.
+ * The port is plaintext (HTTP/1.1 and h2c, told apart by sniffing the
+ * HTTP/2 preface) or, with {@link HttpServerOptions.tls}, TLS (ALPN
+ * choosing `h2` or `http/1.1`, client X.509-SVIDs and `--authorize` when
+ * configured): `server-port.ts` and `tls-port.ts`. Both call the same
+ * fastify handler.
  *
  * Everything it holds is bounded by {@link ServerLimits} (`server-limits.ts`):
- * connections (`connection-routing.ts`), streams per HTTP/2 connection (in
+ * connections (`connection-tracking.ts`), streams per HTTP/2 connection (in
  * the server's SETTINGS), header sizes and timeouts, unfinished request
  * bodies (`request-budget.ts`), and silent HTTP/2 peers
  * (`session-upkeep.ts`). Refusals are counted in
  * `aether_config_server_refusals_total{reason}` and logged (`refusals.ts`).
  */
 
-import {
-  createServer as createHttp1Server,
-  type IncomingMessage,
-  type ServerResponse,
-} from "node:http";
-import {
-  createServer as createHttp2Server,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-} from "node:http2";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { setTimeout as delay } from "node:timers/promises";
@@ -40,8 +29,8 @@ import type { Registry } from "prom-client";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { registerAdminRoutes } from "./admin-routes.js";
 import { createCallAdmission } from "./call-admission.js";
-import { routeConnections } from "./connection-routing.js";
-import { http1ServerOptions, http2ServerOptions } from "./node-server-options.js";
+import type { ConnectionTrackingOptions } from "./connection-tracking.js";
+import { peerContextValues } from "./peer-identity.js";
 import { createRefusals, type Refusals } from "./refusals.js";
 import { createRequestBudget } from "./request-budget.js";
 import {
@@ -50,6 +39,14 @@ import {
 } from "./request-error-mapping.js";
 import { registerServerGauges } from "./server-gauges.js";
 import { DEFAULT_SERVER_LIMITS, resolveServerLimits, type ServerLimits } from "./server-limits.js";
+import {
+  createPlainPort,
+  type PortRequest,
+  type PortResponse,
+  type ServerPort,
+} from "./server-port.js";
+import { createTlsMetrics } from "./tls-metrics.js";
+import { createTlsPort, type TlsPortOptions } from "./tls-port.js";
 
 /** What a readiness probe reports: ready, or not ready and why. */
 export interface Readiness {
@@ -112,6 +109,13 @@ export interface HttpServerOptions {
    * that refuse work of their own (WatchConfig's stream limit).
    */
   readonly refusals?: Refusals;
+  /**
+   * Serve TLS instead of plaintext (see `tls-port.ts`): the files are read
+   * by {@link HttpServer.listen} and re-read when they change. The handshake
+   * failures, denied calls and the serving certificate's expiry are
+   * registered in {@link HttpServerOptions.metricsRegistry} (`tls-metrics.ts`).
+   */
+  readonly tls?: TlsPortOptions;
 }
 
 /** The address a server listens on. */
@@ -120,7 +124,7 @@ export interface ListenAddress {
   readonly host: string;
   /** The bound port (the real one when 0 was asked for). */
   readonly port: number;
-  /** The base URL of the server, for example `http://127.0.0.1:8080`. */
+  /** The base URL of the server, for example `http://127.0.0.1:8080` (`https://` over TLS). */
   readonly url: string;
 }
 
@@ -137,8 +141,8 @@ export interface HttpServerCloseOptions {
 export interface HttpServer {
   /**
    * Binds `host:port` (port 0 picks a free port) and starts serving. Rejects
-   * when the address cannot be bound, when already listening, or after
-   * {@link HttpServer.close}.
+   * when the address cannot be bound, when the TLS files are refused, when
+   * already listening, or after {@link HttpServer.close}.
    */
   listen(host: string, port: number): Promise<ListenAddress>;
   /** The bound address while listening; undefined before and after. */
@@ -164,9 +168,9 @@ export const DEFAULT_CLOSE_GRACE_MS = 10_000;
 /** How long cancelled handlers get to send their error before connections are destroyed. */
 const SHUTDOWN_FLUSH_MS = 100;
 
-/** The `http://` base URL of a bound address (an IPv6 host in brackets). */
-export function formatUrl(host: string, port: number): string {
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+/** The base URL of a bound address (an IPv6 host in brackets), `http://` unless told. */
+export function formatUrl(host: string, port: number, scheme: "http" | "https" = "http"): string {
+  return `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 /** The pino level for fastify's own messages: warn, or the logger's level when higher. */
@@ -180,8 +184,8 @@ function fastifyLogLevel(logger: Logger): string {
  * called once it is sent (its keep-alive connection becomes idle then).
  */
 function followRequest(
-  req: IncomingMessage | Http2ServerRequest,
-  res: ServerResponse | Http2ServerResponse,
+  req: PortRequest,
+  res: PortResponse,
   logger: Logger,
   drainSignal: AbortSignal,
   closeIdle: () => void,
@@ -248,47 +252,40 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const shutdownController = new AbortController();
   let address: ListenAddress | undefined;
   let closing: Promise<void> | undefined;
-
-  // The HTTP/1.1 server owns the port; the HTTP/2 server never listens and
-  // only receives the connections that start with the HTTP/2 preface.
-  const http1 = createHttp1Server(http1ServerOptions(limits), (req, res) => onRequest(req, res));
-  const h2 = createHttp2Server(http2ServerOptions(limits), (req, res) => onRequest(req, res));
-  http1.keepAliveTimeout = limits.idleTimeoutMs;
   let fastifyHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 
-  const app = fastify({
-    serverFactory: (handler) => {
-      fastifyHandler = handler;
-      return http1;
-    },
-    // Fastify logs each request at info; at warn only its errors get through
-    // (requests are logged at debug by onRequest below).
-    loggerInstance: logger.child({}, { level: fastifyLogLevel(logger) }),
-    bodyLimit: limits.maxBodyBytes,
-    forceCloseConnections: false,
-    return503OnClosing: false,
-  });
-  function onRequest(
-    req: IncomingMessage | Http2ServerRequest,
-    res: ServerResponse | Http2ServerResponse,
-  ): void {
-    followRequest(req, res, logger, drainController.signal, () => http1.closeIdleConnections());
-    // The body budget first: a request refused there never holds a call slot.
+  function onRequest(req: PortRequest, res: PortResponse): void {
+    followRequest(req, res, logger, drainController.signal, () => port.closeIdle());
+    // Who may call first: a denied peer holds no call slot and no body budget.
+    if (!port.admit(req, res)) return;
+    // The body budget next: a request refused there never holds a call slot.
     if (!budget.admit(req, res)) return;
     if (!calls.admit(req, res)) return;
     // Fastify's handler serves both HTTP versions (it checks httpVersionMajor).
     fastifyHandler?.(req as IncomingMessage, res as ServerResponse);
   }
-
-  const connections = routeConnections(http1, h2, {
+  const port = createPort(options, limits, onRequest, {
     limits,
     refusals,
     drainSignal: drainController.signal,
     logger,
   });
 
+  const app = fastify({
+    serverFactory: (handler) => {
+      fastifyHandler = handler;
+      return port.fastifyServer;
+    },
+    // Fastify logs each request at info; at warn only its errors get through
+    // (requests are logged at debug by onRequest).
+    loggerInstance: logger.child({}, { level: fastifyLogLevel(logger) }),
+    bodyLimit: limits.maxBodyBytes,
+    forceCloseConnections: false,
+    return503OnClosing: false,
+  });
+
   registerServerGauges(options.metricsRegistry, {
-    connections: () => connections.size,
+    connections: () => port.connections.size,
     pendingRequests: () => budget.pending,
     pendingRequestBytes: () => budget.pendingBytes,
     callsInFlight: () => calls.inFlight,
@@ -314,14 +311,17 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     interceptors: withRequestDecodingInterceptor(options.interceptors, options.onUndecodedRequest),
     // Protobuf JSON, strictly: connect-es ignores unknown fields by default.
     jsonOptions: { ignoreUnknownFields: false },
+    // The caller's verified SPIFFE ID, for handlers (TLS port with client certificates).
+    contextValues: (req) => peerContextValues(req.raw.socket),
     shutdownSignal: shutdownController.signal,
   });
 
   async function drain(graceMs: number): Promise<void> {
     drainController.abort();
+    const { connections } = port;
     const allClosed = connections.allClosed();
-    if (http1.listening) http1.close();
-    http1.closeIdleConnections();
+    if (port.listener.listening) port.listener.close();
+    port.closeIdle();
     connections.closeGracefully();
 
     const graceOver = new AbortController();
@@ -342,28 +342,18 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       await allClosed;
     }
     address = undefined;
+    port.close();
     await app.close();
   }
 
   return {
-    async listen(host, port) {
+    async listen(host, portNumber) {
       if (closing !== undefined) throw new Error("the server is closed");
-      if (http1.listening) throw new Error("the server is already listening");
+      if (port.listener.listening) throw new Error("the server is already listening");
       await app.ready();
+      await port.open();
       if (closing !== undefined) throw new Error("the server is closed");
-      await new Promise<void>((resolve, reject) => {
-        http1.once("error", reject);
-        http1.listen({ host, port }, () => {
-          http1.off("error", reject);
-          resolve();
-        });
-      });
-      const bound = http1.address() as AddressInfo;
-      address = {
-        host: bound.address,
-        port: bound.port,
-        url: formatUrl(bound.address, bound.port),
-      };
+      address = await bind(port, host, portNumber);
       logger.debug({ url: address.url }, "listening");
       return address;
     },
@@ -375,5 +365,38 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       closing ??= drain(closeOptions.graceMs ?? DEFAULT_CLOSE_GRACE_MS);
       return closing;
     },
+  };
+}
+
+/** The port `options` ask for: TLS with {@link HttpServerOptions.tls}, else plaintext. */
+function createPort(
+  options: HttpServerOptions,
+  limits: ServerLimits,
+  onRequest: (req: PortRequest, res: PortResponse) => void,
+  tracking: ConnectionTrackingOptions,
+): ServerPort {
+  if (options.tls === undefined) return createPlainPort(limits, onRequest, tracking);
+  const metrics = createTlsMetrics({
+    registry: options.metricsRegistry,
+    logger: tracking.logger.child({ part: "tls" }),
+  });
+  return createTlsPort(options.tls, { limits, onRequest, tracking, metrics });
+}
+
+/** Binds `port`'s listener to `host:portNumber`; resolves with the bound address. */
+async function bind(port: ServerPort, host: string, portNumber: number): Promise<ListenAddress> {
+  const { listener } = port;
+  await new Promise<void>((resolve, reject) => {
+    listener.once("error", reject);
+    listener.listen({ host, port: portNumber }, () => {
+      listener.off("error", reject);
+      resolve();
+    });
+  });
+  const bound = listener.address() as AddressInfo;
+  return {
+    host: bound.address,
+    port: bound.port,
+    url: formatUrl(bound.address, bound.port, port.scheme),
   };
 }

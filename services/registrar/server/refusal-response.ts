@@ -8,6 +8,12 @@
  * anything else) the Connect JSON error with its HTTP status; an answer
  * that advises a retry carries `retry-after` (and `grpc-retry-pushback-ms`).
  *
+ * `grpc-message` is percent-encoded as the gRPC spec asks (only bytes
+ * outside printable ASCII, and `%`), not by `encodeURIComponent` as
+ * connect-es does: @grpc/grpc-js decodes it with `decodeURI`, which leaves
+ * `%3A` and `%2F` alone, so a SPIFFE ID in a denial would reach its callers
+ * as `spiffe%3A%2F%2F…`.
+ *
  * Not a gRPC trailers-only response: Node resets the stream of a response
  * that ends on its HEADERS while the request is unread (RST_STREAM
  * NO_ERROR), and grpc-js then reports "Call ended without gRPC status"
@@ -50,6 +56,18 @@ export interface RefusalResponse {
   readonly trailers?: Readonly<Record<string, string>>;
 }
 
+/** `text` percent-encoded as the gRPC spec's `grpc-message` (UTF-8; bytes outside 0x20-0x7E, and `%`). */
+export function grpcPercentEncode(text: string): string {
+  let encoded = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    encoded +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return encoded;
+}
+
 /**
  * The response that refuses a request whose `content-type` is `contentType`
  * with `code` and `message`, advising a retry after `retryAfterMs` (no
@@ -66,6 +84,7 @@ export function refusalResponse(
     retryAfterMs > 0 ? { "retry-after": String(Math.ceil(retryAfterMs / 1000)) } : {};
   const type = contentType ?? "";
   const grpcStatus = setTrailerStatus(new Headers(), error);
+  grpcStatus.set("grpc-message", grpcPercentEncode(message));
   if (retryAfterMs > 0) grpcStatus.set("grpc-retry-pushback-ms", String(retryAfterMs));
   const webMatch = grpcWebContentType.exec(type);
   if (webMatch !== null) {
