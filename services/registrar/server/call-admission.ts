@@ -52,7 +52,7 @@ export function createCallAdmission(options: CallAdmissionOptions): CallAdmissio
           res,
           req.headers["content-type"],
           Code.ResourceExhausted,
-          `the server is answering ${inFlight} calls, its most; retry later`,
+          `the server is answering ${options.maxConcurrentCalls} calls, its most; retry later`,
           RETRY_AFTER_MS,
         );
         req.resume();

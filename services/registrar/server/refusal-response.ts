@@ -121,6 +121,31 @@ export function refusalResponse(
   };
 }
 
+/** How many distinct refusals are remembered; the memory is cleared when it is full. */
+const KNOWN_REFUSALS = 256;
+const known = new Map<string, RefusalResponse>();
+
+/**
+ * {@link refusalResponse}, remembered: a flood refuses thousands of requests
+ * a second with a handful of distinct answers, and making one (an error with
+ * its stack, its encodings) costs more than the rest of the refusal.
+ */
+function knownRefusal(
+  contentType: string | undefined,
+  code: Code,
+  message: string,
+  retryAfterMs: number,
+): RefusalResponse {
+  const key = `${contentType ?? ""}\u0000${code}\u0000${retryAfterMs}\u0000${message}`;
+  let response = known.get(key);
+  if (response === undefined) {
+    if (known.size >= KNOWN_REFUSALS) known.clear();
+    response = refusalResponse(contentType, code, message, retryAfterMs);
+    known.set(key, response);
+  }
+  return response;
+}
+
 /**
  * Writes {@link refusalResponse} to `res` unless a response was started
  * already. HTTP/1.1 responses close the connection (the request body was
@@ -134,7 +159,7 @@ export function sendRefusal(
   retryAfterMs: number,
 ): void {
   if (res.headersSent || res.writableEnded) return;
-  const response = refusalResponse(contentType, code, message, retryAfterMs);
+  const response = knownRefusal(contentType, code, message, retryAfterMs);
   if (res.req.httpVersionMajor >= 2) {
     res.writeHead(response.status, response.headers);
     if (response.trailers !== undefined) res.addTrailers(response.trailers);

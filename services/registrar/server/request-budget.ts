@@ -131,7 +131,7 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
           res,
           req.headers["content-type"],
           Code.ResourceExhausted,
-          `the server is waiting for ${pending} request bodies, its most; retry later`,
+          `the server is waiting for ${limits.maxPendingRequests} request bodies, its most; retry later`,
           RETRY_AFTER_MS,
         );
         req.resume();
