@@ -3,7 +3,8 @@
 # binary (tests start their own etcd on free loopback ports), etcdctl and
 # openssl (the etcd TLS and auth test makes its own CA and users), and
 # iproute2's `ip` (the partition e2e test cuts a veth pair between network
-# namespaces). kubectl renders the manifests when present (its tests say so
+# namespaces), and curl (the mTLS tests call the registrar with `curl --cert`).
+# kubectl renders the manifests when present (its tests say so
 # and skip when it is absent).
 # Installs Debian's packages when they are missing and we are root; otherwise
 # says what to install.
@@ -13,6 +14,7 @@ command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
@@ -24,7 +26,8 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   # Debian's etcd package may start a system etcd on the default ports; the tests do not use it.
   if command -v systemctl >/dev/null 2>&1; then systemctl disable --now etcd >/dev/null 2>&1 || true; fi
   if command -v etcd >/dev/null 2>&1 && command -v etcdctl >/dev/null 2>&1 \
-    && command -v openssl >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
+    && command -v openssl >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 \
+    && command -v curl >/dev/null 2>&1; then
     exit 0
   fi
 fi
