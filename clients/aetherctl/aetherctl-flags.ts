@@ -8,6 +8,13 @@
 import { parseArgs } from "node:util";
 import { parseDuration } from "../../services/common/duration.js";
 import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
+import {
+  CLIENT_TLS_OPTIONS,
+  CLIENT_TLS_USAGE,
+  type ClientTlsConfig,
+  type ClientTlsFlagValues,
+  parseClientTlsFlags,
+} from "../../services/process/client-tls-flags.js";
 import { UsageError } from "../../services/process/usage-error.js";
 import { buildExplainTarget, type ExplainTarget } from "./explain-request.js";
 import { parseRandomFlags, type RandomSource } from "./random-source.js";
@@ -26,6 +33,8 @@ export interface GlobalOptions {
   readonly output: OutputFormat;
   /** The deadline of each unary call, in milliseconds. */
   readonly timeoutMs: number;
+  /** TLS to an https:// registrar: the client certificate, bundles and the registrar's SPIFFE ID. */
+  readonly tls?: ClientTlsConfig;
 }
 
 /** `aetherctl list`. */
@@ -113,7 +122,8 @@ const GLOBAL_FLAGS = `Global flags:
   --registrar URL      the registrar (default $AETHER_REGISTRAR, else ${DEFAULT_REGISTRAR})
   -o, --output FORMAT  table (default) or json
   --timeout DURATION   deadline of each request (default 10s)
-  -h, --help           print help`;
+  -h, --help           print help
+${CLIENT_TLS_USAGE}`;
 
 /** The general `--help` text. */
 export const AETHERCTL_USAGE = `Usage: aetherctl [--registrar URL] [-o table|json] COMMAND [flags] [args]
@@ -243,7 +253,13 @@ ${GLOBAL_FLAGS}
 const COMMANDS: readonly CommandName[] = ["list", "get", "watch", "explain", "status"];
 
 /** The global flags that take a value, so the command can be found among the arguments. */
-const GLOBAL_VALUE_FLAGS = new Set(["--registrar", "-o", "--output", "--timeout"]);
+const GLOBAL_VALUE_FLAGS = new Set([
+  "--registrar",
+  "-o",
+  "--output",
+  "--timeout",
+  ...Object.keys(CLIENT_TLS_OPTIONS).map((flag) => `--${flag}`),
+]);
 
 type ParseOptions = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
 
@@ -252,6 +268,7 @@ const GLOBAL_OPTIONS = {
   output: { type: "string", short: "o", default: "table" },
   timeout: { type: "string", default: "10s" },
   help: { type: "boolean", short: "h" },
+  ...CLIENT_TLS_OPTIONS,
 } as const satisfies ParseOptions;
 
 const COMMAND_OPTIONS = {
@@ -358,7 +375,9 @@ function parseGlobal(values: Record<string, unknown>, env: NodeJS.ProcessEnv): G
     throw new UsageError(`--timeout: ${(error as Error).message}`);
   }
   if (timeoutMs <= 0) throw new UsageError("--timeout must be more than 0");
-  return { registrar: registrar.replace(/\/+$/, ""), output, timeoutMs };
+  const tls = parseClientTlsFlags(registrar, values as ClientTlsFlagValues);
+  const global: GlobalOptions = { registrar: registrar.replace(/\/+$/, ""), output, timeoutMs };
+  return tls === undefined ? global : { ...global, tls };
 }
 
 function parseCommand(

@@ -7,6 +7,9 @@
  */
 
 import { UsageError } from "../../services/process/usage-error.js";
+import { type ClientTlsOptions, clientTlsOptions } from "../../services/runtime/tls/client-tls.js";
+import { loadTlsMaterial } from "../../services/runtime/tls/tls-material-source.js";
+import type { GlobalOptions } from "./aetherctl-flags.js";
 import { type Command, parseAetherctlFlags, usageOf } from "./aetherctl-flags.js";
 import type { CommandContext } from "./command-context.js";
 import { runExplain } from "./commands/explain.js";
@@ -55,6 +58,18 @@ function dispatch(context: CommandContext, command: Command): Promise<number> {
   }
 }
 
+/**
+ * The TLS options of `global.tls` (its files read once), undefined without
+ * TLS; rejects with the files' problems (missing, unreadable, a key that is
+ * not the certificate's) in one message that quotes no key.
+ */
+async function loadClientTls(global: GlobalOptions): Promise<ClientTlsOptions | undefined> {
+  const tls = global.tls;
+  if (tls === undefined) return undefined;
+  const material = await loadTlsMaterial(tls);
+  return clientTlsOptions(() => material, tls.registrarSpiffeId);
+}
+
 /** Runs aetherctl with `argv` (without `node` and the script); resolves with the exit code. */
 export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Promise<number> {
   let line: ReturnType<typeof parseAetherctlFlags>;
@@ -70,8 +85,15 @@ export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Pr
     return 0;
   }
   const signal = io.signal ?? new AbortController().signal;
+  let tlsOptions: ClientTlsOptions | undefined;
+  try {
+    tlsOptions = await loadClientTls(line.global);
+  } catch (error) {
+    io.stderr(`aetherctl: ${(error as Error).message}\n`);
+    return EXIT_FAILURE;
+  }
   const context: CommandContext = {
-    client: createRegistrarClient(line.global.registrar),
+    client: createRegistrarClient(line.global.registrar, tlsOptions),
     global: line.global,
     stdout: io.stdout,
     stderr: io.stderr,
@@ -83,7 +105,7 @@ export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Pr
     return await dispatch(context, line.command);
   } catch (error) {
     if (signal.aborted) return EXIT_INTERRUPTED;
-    io.stderr(describeCallError(error, line.global.registrar));
+    io.stderr(describeCallError(error, line.global.registrar, tlsOptions !== undefined));
     return EXIT_FAILURE;
   }
 }

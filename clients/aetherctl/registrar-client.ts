@@ -3,10 +3,12 @@
  * over Connect (HTTP/1.1), plus the two read patterns its commands share:
  * reading every page of a listing, and finding one service's projection.
  */
+import { Agent as HttpsAgent } from "node:https";
 import { type CallOptions, type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ConfigService, ConfigView } from "../../gen/aether/registry/v1/config_service_pb.js";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import type { ClientTlsOptions } from "../../services/runtime/tls/client-tls.js";
 
 /** The generated ConfigService client. */
 export type RegistrarClient = Client<typeof ConfigService>;
@@ -14,9 +16,27 @@ export type RegistrarClient = Client<typeof ConfigService>;
 /** The page size aetherctl asks for: the largest the contract allows, so that few round trips are needed. */
 export const LIST_PAGE_SIZE = 1000;
 
-/** Creates the generated client for the registrar at `baseUrl` (Connect protocol, HTTP/1.1). */
-export function createRegistrarClient(baseUrl: string): RegistrarClient {
-  return createClient(ConfigService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+/**
+ * Creates the generated client for the registrar at `baseUrl` (Connect
+ * protocol, HTTP/1.1), over TLS with `tlsOptions` (see
+ * `services/runtime/tls/client-tls.ts`) for an https:// URL. A TLS client
+ * has its own connection pool: Node's global one keys connections by
+ * `ca`, `cert` and `key` but not by `secureContext` or
+ * `checkServerIdentity`, so it would hand a connection verified under other
+ * options to this client.
+ */
+export function createRegistrarClient(
+  baseUrl: string,
+  tlsOptions?: ClientTlsOptions,
+): RegistrarClient {
+  const transport = createConnectTransport({
+    baseUrl,
+    httpVersion: "1.1",
+    ...(tlsOptions === undefined
+      ? {}
+      : { nodeOptions: { ...tlsOptions, agent: new HttpsAgent({ keepAlive: true }) } }),
+  });
+  return createClient(ConfigService, transport);
 }
 
 /** One page of a listing, as ListConfig and ListAllConfig answer. */

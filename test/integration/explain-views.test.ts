@@ -14,9 +14,9 @@ import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAetherctl } from "../../clients/aetherctl/aetherctl.js";
 import { createRegistrarClient } from "../../clients/aetherctl/registrar-client.js";
 import { ConfigView } from "../../gen/aether/registry/v1/config_service_pb.js";
+import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 import {
   type AgentProcess,
   startAgentProcess,
@@ -48,20 +48,8 @@ interface Result {
  * `main.ts` runs): the comparisons make many calls, and a tsx process each
  * would cost seconds.
  */
-async function aetherctlInProcess(args: readonly string[]): Promise<Result> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runAetherctl(args, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: {},
-    isTty: false,
-  });
-  return { code, stdout, stderr };
+function aetherctlInProcess(args: readonly string[]): Promise<Result> {
+  return runAetherctlInProcess(args);
 }
 
 /** Runs aetherctl as an OS process to completion and resolves with its exit code and output. */

@@ -1,7 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import { runAetherctl } from "../../clients/aetherctl/aetherctl.js";
 import { COMMAND_USAGE, parseAetherctlFlags } from "../../clients/aetherctl/aetherctl-flags.js";
 import {
   type AgentRouteEntry,
@@ -23,6 +22,7 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { evaluate } from "../../services/common/evaluator.js";
 import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
+import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 
 const VERSION = "2026-11-29T12:00:00.000000000Z";
 
@@ -220,21 +220,7 @@ describe("fetchAgentRoutes and explain --agent", () => {
     return `http://127.0.0.1:${(s.address() as { port: number }).port}`;
   }
 
-  async function run(argv: string[]) {
-    let stdout = "";
-    let stderr = "";
-    const code = await runAetherctl(argv, {
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stderr += text;
-      },
-      env: {},
-      isTty: false,
-    });
-    return { code, stdout, stderr };
-  }
+  const run = runAetherctlInProcess;
 
   it("fetches and parses /routes", async () => {
     const url = await serve(200, ROUTES);

@@ -101,7 +101,32 @@ describe("parseAetherctlFlags: global flags", () => {
       name: "--registrar beats the environment; a trailing slash is dropped",
       argv: ["--registrar", "https://r.example/", "status"],
       env: { AETHER_REGISTRAR: "http://reg:9000" },
-      want: { registrar: "https://r.example", output: "table", timeoutMs: 10_000 },
+      want: {
+        registrar: "https://r.example",
+        output: "table",
+        timeoutMs: 10_000,
+        tls: { bundleFiles: new Map() },
+      },
+    },
+    {
+      name: "the TLS flags, before and after the command",
+      argv: [
+        ...["--registrar", "https://r.example:8443", "--tls-cert-file", "c.pem", "status"],
+        ...["--tls-key-file", "k.pem", "--trust-domain-bundle", "hub.mesh=hub.json"],
+        ...["--registrar-spiffe-id", "spiffe://hub.mesh/ns/a/sa/registrar"],
+      ],
+      env: {},
+      want: {
+        registrar: "https://r.example:8443",
+        output: "table",
+        timeoutMs: 10_000,
+        tls: {
+          certFile: "c.pem",
+          keyFile: "k.pem",
+          bundleFiles: new Map([["hub.mesh", "hub.json"]]),
+          registrarSpiffeId: "spiffe://hub.mesh/ns/a/sa/registrar",
+        },
+      },
     },
     {
       name: "flags after the command, -o json, --timeout",

@@ -2,6 +2,7 @@ import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { runAetherctl } from "../../clients/aetherctl/aetherctl.js";
 import { AETHERCTL_USAGE, COMMAND_USAGE } from "../../clients/aetherctl/aetherctl-flags.js";
+import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 
 /** A loopback URL nothing listens on (a port that was free a moment ago). */
 async function deadUrl(): Promise<string> {
@@ -12,21 +13,7 @@ async function deadUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-async function run(argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runAetherctl(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: {},
-    isTty: false,
-  });
-  return { code, stdout, stderr };
-}
+const run = runAetherctlInProcess;
 
 describe("runAetherctl exit codes", () => {
   it.each([
