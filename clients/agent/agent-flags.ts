@@ -8,6 +8,13 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { MassDeleteThreshold } from "../../services/common/import-loss.js";
 import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
 import {
+  CLIENT_TLS_OPTIONS,
+  CLIENT_TLS_USAGE,
+  type ClientTlsConfig,
+  type ClientTlsFlagValues,
+  parseClientTlsFlags,
+} from "../../services/process/client-tls-flags.js";
+import {
   parseDurationFlag,
   parseListenFlag,
   parseLogLevelFlag,
@@ -79,6 +86,8 @@ export interface AgentConfig {
   readonly massDeleteHoldMs: number;
   /** The log level. */
   readonly logLevel: string;
+  /** TLS to an https:// registrar; undefined for http://. */
+  readonly tls: ClientTlsConfig | undefined;
 }
 
 /** The `--help` text. */
@@ -124,6 +133,8 @@ Flags:
   --mass-delete-hold DURATION   drop held projections the registrar still lacks after this
                             (default 10m)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
+${CLIENT_TLS_USAGE}
+                            (the files are re-read as they rotate; new connections use them)
   -h, --help                print this help
 
 At least one of --deps and --deps-file is needed; an empty dependency set
@@ -154,6 +165,7 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   "mass-delete-hold": { type: "string", default: "10m" },
   "log-level": { type: "string", default: "info" },
   help: { type: "boolean", short: "h" },
+  ...CLIENT_TLS_OPTIONS,
 };
 
 /** Parses `--routes-listen`: `unix:PATH` (an absolute or relative path) or `HOST:PORT`. */
@@ -298,5 +310,6 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
       1,
     ),
     logLevel,
+    tls: parseClientTlsFlags(registrar, values as ClientTlsFlagValues),
   };
 }

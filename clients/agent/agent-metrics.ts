@@ -4,9 +4,14 @@
  * agent-specific ones are `aether_config_agent_*`. Gauges that describe the
  * current state are computed when scraped, so they are never stale.
  */
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { parseVersion } from "../../services/common/projection-version.js";
 import type { RouteTable } from "../../services/common/route-merge.js";
+import {
+  TRUST_FAILURE_REASONS,
+  type TrustFailureReason,
+} from "../../services/runtime/tls/registrar-call-failure.js";
 import {
   AGENT_REJECTION_REASONS,
   type AgentRejectionReason,
@@ -82,6 +87,8 @@ export interface AgentMetrics {
   countDeletes(origin: string, count: number): void;
   /** Counts `count` applied rollbacks (an older version over a newer one) of `origin`'s projections. */
   countRollbacks(origin: string, count: number): void;
+  /** Counts a call to the registrar that failed on trust (TLS or authorization), by reason. */
+  countTrustFailure(reason: TrustFailureReason): void;
 }
 
 /** Options of {@link createAgentMetrics}. */
@@ -290,8 +297,16 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     ["ok", "error"],
   );
 
+  const trustFailures = labelled(
+    "aether_config_agent_registrar_trust_failures_total",
+    "Calls to the registrar that failed on trust: its certificate refused by the agent (SVID reasons), the agent's refused by the registrar (refused_by_registrar), another TLS handshake failure, or permission_denied.",
+    "reason",
+    TRUST_FAILURE_REASONS,
+  );
+
   return {
     registry,
+    countTrustFailure: (reason) => trustFailures.inc({ reason }),
     countImportError: (operation) => importErrors.inc({ operation }),
     countRejection: (reason) => rejections.inc({ reason }),
     observePropagationLag: (seconds) => lag.observe(Math.max(0, seconds)),

@@ -34,6 +34,7 @@ import {
   type ImportPolicy,
 } from "../../services/common/import-policy.js";
 import type { RouteTable } from "../../services/common/route-merge.js";
+import type { ClientTlsConfig } from "../../services/process/client-tls-flags.js";
 import { createSilentLogger, type Logger } from "../../services/runtime/logger.js";
 import type { ObjectSource } from "../../services/sources/object-source.js";
 import {
@@ -48,6 +49,7 @@ import {
   type FollowMode,
   versionAgeSeconds,
 } from "./agent-metrics.js";
+import { type AgentTls, createAgentTls } from "./agent-tls.js";
 import { createLatestWriter } from "./atomic-file.js";
 import { type CachedStateStore, createCachedStateStore } from "./cached-state.js";
 import { createDependencyFile, type DependencyFile } from "./dependency-file.js";
@@ -115,6 +117,11 @@ export interface AgentOptions {
   readonly logger?: Logger;
   /** Whether `/metrics` includes Node's process metrics; default false (true in `main.ts`). */
   readonly processMetrics?: boolean;
+  /**
+   * TLS to an https:// registrar (the flags' files; the agent follows their
+   * rotation). A trust failure makes `/readyz` not ready and is counted.
+   */
+  readonly tls?: ClientTlsConfig | undefined;
   /** A ConfigService client to use instead of connecting to `registrar` (tests, embedding). */
   readonly client?: FollowerClient;
   /** The clock, in milliseconds since the epoch; default `Date.now`. */
@@ -203,12 +210,14 @@ function createParts(
     logger: Logger;
     policy: ImportPolicy;
     keepaliveTimeoutMs: number;
+    tls: AgentTls;
   },
 ): AgentParts {
   const { metrics, logger } = context;
   const connection =
     options.client === undefined
       ? createRegistrarConnection({
+          ...context.tls.connection,
           baseUrl: options.registrar,
           pingIntervalMs: Math.max(1_000, Math.floor(context.keepaliveTimeoutMs / 2)),
           onMessageBytes: (method, bytes) => metrics.countReceivedBytes(method, bytes),
@@ -388,6 +397,7 @@ async function serveHttp(
     metrics: AgentMetrics;
     logger: Logger;
     degraded: () => string | undefined;
+    notReady: () => string | undefined;
   },
 ): Promise<{ servers: AgentHttpServer[]; address?: AgentHttpAddress; routes?: AgentHttpAddress }> {
   const servers: AgentHttpServer[] = [];
@@ -419,6 +429,7 @@ function endpoint(
     metrics: AgentMetrics;
     logger: Logger;
     degraded: () => string | undefined;
+    notReady: () => string | undefined;
   },
 ): AgentHttpServer {
   const { publisher } = context;
@@ -426,6 +437,8 @@ function endpoint(
     serves,
     routes: () => publisher.json(),
     readiness: () => {
+      const notReady = context.notReady();
+      if (notReady !== undefined) return { ready: false, reason: notReady };
       if (!publisher.ready) {
         return { ready: false, reason: "no cache and no complete state from the registrar yet" };
       }
@@ -482,7 +495,13 @@ export function createAgent(options: AgentOptions): Agent {
       now,
     },
   });
-  const parts = createParts(options, { metrics, logger, policy, keepaliveTimeoutMs });
+  const tls = createAgentTls(options.tls, {
+    now,
+    metrics,
+    logger,
+    dropConnection: (reason) => parts.connection?.drop(reason),
+  });
+  const parts = createParts(options, { metrics, logger, policy, keepaliveTimeoutMs, tls });
   const { connection, cache, out, depsFile, localRoutes } = parts;
   const localProjections = (): ReadonlyMap<string, ServiceConfigProjection> =>
     localRoutes?.synced === true ? localRoutes.projections : cachedLocal;
@@ -528,6 +547,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** The start order: cache, dependencies, follower, local routes, then the HTTP endpoint. */
   const startParts = async () => {
+    await tls.open();
     await out?.load();
     const restored = await cache?.load();
     if (restored !== undefined) {
@@ -571,6 +591,7 @@ export function createAgent(options: AgentOptions): Agent {
       metrics,
       logger,
       degraded,
+      notReady: () => tls.trust.notReadyReason(),
     });
     ({ servers, address, routes: routesAddress } = served);
     const { registrar, controlCluster, mode } = options;
@@ -615,6 +636,7 @@ export function createAgent(options: AgentOptions): Agent {
         await localRoutes?.stop();
         await Promise.all(servers.map((server) => server.close()));
         connection?.close();
+        tls.close();
         await cache?.flush();
         await out?.flush();
         publisher.close();

@@ -3,12 +3,16 @@
  * client over the Connect protocol on HTTP/2 (one multiplexed connection for
  * the stream and the polls), with an interceptor that counts the bytes of
  * every response message, and a way to drop a connection that went silent
- * (a partition or a frozen peer keeps a TCP connection open forever).
+ * (a partition or a frozen peer keeps a TCP connection open forever). Over
+ * https:// the connection presents the agent's X.509-SVID with the options
+ * of `services/runtime/tls/client-tls.ts`, read at each new connection: a
+ * rotated certificate serves the next connection, open streams keep theirs.
  */
 import { toBinary } from "@bufbuild/protobuf";
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
+import type { ClientTlsOptions } from "../../services/runtime/tls/client-tls.js";
 
 /** Options of {@link createRegistrarConnection}. */
 export interface RegistrarConnectionOptions {
@@ -21,6 +25,10 @@ export interface RegistrarConnectionOptions {
   readonly pingIntervalMs?: number;
   /** Called with the protobuf size of every response message, by RPC method name. */
   readonly onMessageBytes?: (method: string, bytes: number) => void;
+  /** TLS for an https:// registrar (read at each new connection). */
+  readonly tls?: ClientTlsOptions;
+  /** More interceptors, after the byte counter (the agent's call outcomes). */
+  readonly interceptors?: readonly Interceptor[];
 }
 
 /** A connection to a registrar. */
@@ -99,17 +107,21 @@ export function createRegistrarConnection(
 ): RegistrarConnection {
   const pingIntervalMs = options.pingIntervalMs ?? 15_000;
   const sessionManager = guardHttp2Sessions(
-    new Http2SessionManager(options.baseUrl, {
-      pingIntervalMs,
-      pingTimeoutMs: pingIntervalMs,
-    }),
+    new Http2SessionManager(
+      options.baseUrl,
+      { pingIntervalMs, pingTimeoutMs: pingIntervalMs },
+      options.tls,
+    ),
   );
   const report = options.onMessageBytes;
   const transport = createConnectTransport({
     baseUrl: options.baseUrl,
     httpVersion: "2",
     sessionManager,
-    interceptors: report === undefined ? [] : [createByteCountingInterceptor(report)],
+    interceptors: [
+      ...(report === undefined ? [] : [createByteCountingInterceptor(report)]),
+      ...(options.interceptors ?? []),
+    ],
   });
   return {
     client: createClient(ConfigService, transport),

@@ -101,6 +101,29 @@ describe("agent flags", () => {
 
   it("returns help", () => expect(parseAgentFlags(["-h"])).toBe("help"));
 
+  it("takes the client TLS flags for an https:// registrar", () => {
+    const config = parseAgentFlags([
+      ...["--registrar", "https://registrar.hub:8443", "--cluster", "east", "--deps", "shop/a"],
+      ...["--tls-cert-file", "/svid/cert.pem", "--tls-key-file", "/svid/key.pem"],
+      ...[
+        "--trust-domain-bundle",
+        "hub.mesh=/b/hub.json",
+        "--trust-domain-bundle",
+        "east.mesh=/b/e.pem",
+      ],
+      ...["--registrar-spiffe-id", "spiffe://hub.mesh/ns/aether-system/sa/aether-registrar"],
+    ]);
+    expect(config === "help" ? undefined : config.tls).toEqual({
+      certFile: "/svid/cert.pem",
+      keyFile: "/svid/key.pem",
+      bundleFiles: new Map([
+        ["hub.mesh", "/b/hub.json"],
+        ["east.mesh", "/b/e.pem"],
+      ]),
+      registrarSpiffeId: "spiffe://hub.mesh/ns/aether-system/sa/aether-registrar",
+    });
+  });
+
   const bad: [string[], RegExp][] = [
     [["--cluster", "c", "--deps", "a/b"], /--registrar is required/],
     [["--registrar", "ftp://x", "--cluster", "c", "--deps", "a/b"], /is not an http\(s\) URL/],
@@ -127,6 +150,8 @@ describe("agent flags", () => {
     [[...base, "--mass-delete-threshold", "half"], /--mass-delete-threshold "half" must be/],
     [[...base, "--mass-delete-min", "0"], /--mass-delete-min "0" must be a whole number/],
     [[...base, "--mass-delete-hold", "soon"], /--mass-delete-hold: "soon" is not a duration/],
+    [[...base, "--tls-cert-file", "/c.pem"], /--tls-cert-file need an https:\/\/ registrar/],
+    [[...base, "--registrar-spiffe-id", "spiffe://hub.mesh/x"], /need an https:\/\/ registrar/],
     [[...base, "--bogus"], /Unknown option '--bogus'/],
     [[...base, "extra"], /Unexpected argument 'extra'/],
   ];

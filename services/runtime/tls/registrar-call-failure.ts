@@ -9,7 +9,7 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { tlsErrorReason } from "./peer-svid.js";
-import type { SvidRefusalReason } from "./svid-verify.js";
+import { SVID_REFUSAL_REASONS, type SvidRefusalReason } from "./svid-verify.js";
 
 /** Why a call failed on trust: the server's certificate refused (an SVID reason), or one of ours. */
 export type TrustFailureReason =
@@ -17,6 +17,14 @@ export type TrustFailureReason =
   | "refused_by_registrar"
   | "tls_handshake"
   | "permission_denied";
+
+/** Every {@link TrustFailureReason}, for a metric's label values. */
+export const TRUST_FAILURE_REASONS: readonly TrustFailureReason[] = [
+  ...SVID_REFUSAL_REASONS,
+  "refused_by_registrar",
+  "tls_handshake",
+  "permission_denied",
+];
 
 /** A trust failure: the reason (a metric label) and one sentence. */
 export interface TrustFailure {
