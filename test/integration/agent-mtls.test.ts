@@ -10,7 +10,7 @@
 import { X509Certificate } from "node:crypto";
 import { copyFile, mkdtemp, readFile, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Agent, createAgent } from "../../clients/agent/agent.js";
 import type { ClientTlsConfig } from "../../services/process/client-tls-flags.js";
@@ -21,6 +21,8 @@ import {
   createMemoryStore,
 } from "../../services/registrar/store/memory-store.js";
 import type { Logger } from "../../services/runtime/logger.js";
+import { execFileAsync } from "../interop/fixtures.js";
+import { startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import { captureLogger } from "../support/capture-logger.js";
 import { registrarTlsFlags } from "../support/mtls-clients.js";
 import { makeProjection, versionAt } from "../support/projections.js";
@@ -66,6 +68,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((agent) => agent.stop()));
+  await stopAllAgents();
 });
 
 afterAll(async () => {
@@ -189,5 +192,39 @@ describe("the agent over mutual TLS", () => {
     await waitFor(async () => (await get(agent, "/routes")).body.includes("pay-v2"), 10_000);
     expect((await get(agent, "/readyz")).status).toBe(200);
     expect(await trustFailures(agent, "permission_denied")).toBe(denied);
+  }, 30_000);
+
+  it("runs as aether-agent with the TLS flags: lists over mTLS, and a missing key file stops it", async () => {
+    const flags = [
+      ...["--registrar", registrarUrl, "--cluster", "east", "--deps", "shop/cart"],
+      ...["--tls-cert-file", pki.client.cert, "--tls-key-file", pki.client.key],
+      ...["--trust-domain-bundle", `hub.mesh=${pki.bundles.hubJwks}`],
+      ...["--trust-domain-bundle", `east.mesh=${pki.bundles.eastPem}`],
+      ...["--registrar-spiffe-id", REGISTRAR_ID],
+    ];
+    const agent = await startAgentProcess(flags);
+    await agent.waitUntilReady(15_000);
+    expect((await agent.routes()).map((entry) => entry.service)).toContain("shop/cart");
+    const loaded = agent.logs.find((line) => line.msg === "TLS material loaded");
+    expect(loaded?.spiffeId).toBe("spiffe://east.mesh/ns/aether-system/sa/aether-agent");
+    expect(JSON.stringify(agent.logs)).not.toContain("PRIVATE KEY");
+    expect(await agent.stop()).toBe(0);
+
+    const missing = join(dir, "no-such-key.pem");
+    const flagsWithoutKey = flags.map((flag) => (flag === pki.client.key ? missing : flag));
+    const run = await execFileAsync(
+      process.execPath,
+      ["--import", "tsx", "clients/agent/main.ts", ...flagsWithoutKey, "--listen", "127.0.0.1:0"],
+      { cwd: resolve(import.meta.dirname, "../.."), timeout: 20_000 },
+    ).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code?: number; stderr?: string }) => ({
+        code: error.code,
+        stderr: error.stderr ?? "",
+      }),
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(missing);
+    expect(run.stderr).toContain("cannot start");
   }, 30_000);
 });
