@@ -192,6 +192,8 @@ describe("the agent over mutual TLS", () => {
     await waitFor(async () => (await get(agent, "/routes")).body.includes("pay-v2"), 10_000);
     expect((await get(agent, "/readyz")).status).toBe(200);
     expect(await trustFailures(agent, "permission_denied")).toBe(denied);
+    // A registrar going away is no trust failure.
+    expect(await trustFailures(agent, "refused_by_registrar")).toBe(0);
   }, 30_000);
 
   it("runs as aether-agent with the TLS flags: lists over mTLS, and a missing key file stops it", async () => {
