@@ -56,6 +56,26 @@ describe("aetherctl over mutual TLS", () => {
     expect(JSON.parse(result.stdout).projections[0].service).toBe("shop/cart");
   });
 
+  it("watches over TLS: the snapshot, SYNCED, then a change, until Ctrl-C", async () => {
+    const interrupt = new AbortController();
+    let putDone = false;
+    const run = aetherctl(["watch", ...tlsFlags(pki.client)], {
+      signal: interrupt.signal,
+      onStdout: (printed) => {
+        if (printed.includes("SYNCED") && !putDone) {
+          putDone = true;
+          void registrar.registrar.store.put(makeProjection("shop/pay"));
+        }
+        if (printed.includes("shop/pay")) interrupt.abort();
+      },
+    });
+    const result = await run;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /SNAPSHOT\s+\d+\s+shop\/cart[\s\S]*SYNCED[\s\S]*UPSERT\s+\d+\s+shop\/pay/,
+    );
+  });
+
   it("checks the host name against the certificate without --registrar-spiffe-id", async () => {
     const result = await aetherctl(["get", "shop/cart", ...tlsFlags(pki.client, null)]);
     expect(result.code).toBe(0);

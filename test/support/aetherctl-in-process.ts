@@ -12,13 +12,21 @@ export interface AetherctlRun {
   readonly stderr: string;
 }
 
-/** Runs aetherctl with `args` to completion. */
-export async function runAetherctlInProcess(args: readonly string[]): Promise<AetherctlRun> {
+/**
+ * Runs aetherctl with `args` to completion; `signal` is its Ctrl-C, and
+ * `onStdout` sees everything printed so far after each write.
+ */
+export async function runAetherctlInProcess(
+  args: readonly string[],
+  options: { signal?: AbortSignal; onStdout?: (printed: string) => void } = {},
+): Promise<AetherctlRun> {
   let stdout = "";
   let stderr = "";
   const code = await runAetherctl(args, {
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
     stdout: (text) => {
       stdout += text;
+      options.onStdout?.(stdout);
     },
     stderr: (text) => {
       stderr += text;
