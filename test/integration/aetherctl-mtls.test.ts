@@ -94,6 +94,14 @@ describe("aetherctl over mutual TLS", () => {
     expect(result.stderr).toContain(REGISTRAR_ID);
   });
 
+  it("without bundles trusts the system's CAs only: the test PKI's registrar is untrusted", async () => {
+    const result = await aetherctl(["list", "--registrar", registrar.url]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^aetherctl: tls: untrusted_chain: https:\/\/127\.0\.0\.1:\d+: we refused/,
+    );
+  });
+
   it("says the registrar refused us when we present no certificate, or one of an unknown CA", async () => {
     for (const svid of [undefined, pki.unknownCa]) {
       const result = await aetherctl(["status", ...tlsFlags(svid)]);
