@@ -21,10 +21,11 @@
  */
 import { connect, type Socket } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { guardHttp2Sessions } from "../../clients/agent/registrar-connection.js";
-import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  createRegistrarConnection,
+  type RegistrarConnection,
+} from "../../clients/agent/registrar-connection.js";
 import {
   encodeFrame,
   Flag,
@@ -140,7 +141,7 @@ async function idleConnection(port: number, slot: number): Promise<void> {
 }
 
 /** One of `count` concurrent ListAllConfig slots on `client`. */
-async function listSlot(client: ReturnType<typeof listClient>): Promise<void> {
+async function listSlot(client: RegistrarConnection["client"]): Promise<void> {
   while (running) {
     counters.requests++;
     const started = performance.now();
@@ -156,31 +157,25 @@ async function listSlot(client: ReturnType<typeof listClient>): Promise<void> {
   }
 }
 
-function listClient(port: number) {
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const sessionManager = guardHttp2Sessions(
-    new Http2SessionManager(baseUrl, { pingIntervalMs: 3_600_000 }),
-  );
-  const transport = createConnectTransport({ baseUrl, httpVersion: "2", sessionManager });
-  return Object.assign(createClient(ConfigService, transport), { sessionManager });
-}
-
-const tasks: Promise<void>[] = [];
-const managers: Http2SessionManager[] = [];
+const listConnections: RegistrarConnection[] = [];
 
 function start(mode: AttackMode, port: number, count: number): void {
   if (mode === "streams") {
     const connections = Math.ceil(count / STREAMS_PER_CONNECTION);
-    for (let slot = 0; slot < connections; slot++) tasks.push(streamConnection(port, slot));
+    for (let slot = 0; slot < connections; slot++) void streamConnection(port, slot);
   } else if (mode === "idle") {
-    for (let slot = 0; slot < count; slot++) tasks.push(idleConnection(port, slot));
+    for (let slot = 0; slot < count; slot++) void idleConnection(port, slot);
   } else {
     const connections = Math.ceil(count / STREAMS_PER_CONNECTION);
     for (let c = 0; c < connections; c++) {
-      const client = listClient(port);
-      managers.push(client.sessionManager);
+      // The agent's own connection, without its PINGs: nothing but the calls on the wire.
+      const connection = createRegistrarConnection({
+        baseUrl: `http://127.0.0.1:${port}`,
+        pingIntervalMs: 3_600_000,
+      });
+      listConnections.push(connection);
       const slots = Math.min(STREAMS_PER_CONNECTION, count - c * STREAMS_PER_CONNECTION);
-      for (let s = 0; s < slots; s++) tasks.push(listSlot(client));
+      for (let s = 0; s < slots; s++) void listSlot(connection.client);
     }
   }
 }
@@ -205,7 +200,7 @@ process.on("message", (command: AttackCommand) => {
   }
   running = false;
   const report: AttackReport = { type: "stats", stats: stats(mode) };
-  for (const manager of managers) manager.abort();
+  for (const connection of listConnections) connection.close();
   for (const socket of sockets) socket.destroy();
   // Exits once the report is handed to the IPC channel.
   process.send?.(report, () => process.exit(0));

@@ -8,11 +8,8 @@
  * did not arrive within {@link MISSED_AFTER_MS}, the agents' stream
  * reconnects and mode, and the polite client's goodput.
  */
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { type Agent, createAgent } from "../../clients/agent/agent.js";
-import { guardHttp2Sessions } from "../../clients/agent/registrar-connection.js";
-import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
+import { createRegistrarConnection } from "../../clients/agent/registrar-connection.js";
 import { formatVersion, parseVersion } from "../../services/common/projection-version.js";
 import type { ConfigStore } from "../../services/registrar/store/config-store.js";
 import { readSample } from "../../test/support/agent-process.js";
@@ -117,12 +114,8 @@ export async function startGoodTraffic(options: {
     }
   })();
 
-  const baseUrl = options.registrarUrl;
-  const sessionManager = guardHttp2Sessions(new Http2SessionManager(baseUrl));
-  const client = createClient(
-    ConfigService,
-    createConnectTransport({ baseUrl, httpVersion: "2", sessionManager }),
-  );
+  const polite = createRegistrarConnection({ baseUrl: options.registrarUrl });
+  const client = polite.client;
   let listOk: number[] = [];
   let listFailed = 0;
   const listing = (async () => {
@@ -181,7 +174,7 @@ export async function startGoodTraffic(options: {
     async stop() {
       running = false;
       await Promise.all([changing, listing]);
-      sessionManager.abort();
+      polite.close();
       await Promise.all(agents.map((agent) => agent.stop()));
     },
   };

@@ -283,12 +283,15 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
   const admin =
     config.adminListen === undefined
       ? undefined
-      : createAdminServer({
-          readiness,
-          metricsRegistry: metrics.registry,
-          drainSignal: server.drainSignal,
-          logger: logger.child({ part: "admin" }),
-        });
+      : {
+          at: config.adminListen,
+          server: createAdminServer({
+            readiness,
+            metricsRegistry: metrics.registry,
+            drainSignal: server.drainSignal,
+            logger: logger.child({ part: "admin" }),
+          }),
+        };
 
   let stopping: Promise<void> | undefined;
   return {
@@ -300,7 +303,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       return server.address;
     },
     get adminAddress() {
-      return admin?.address;
+      return admin?.server.address;
     },
     async start() {
       cache.start();
@@ -308,10 +311,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       let adminAddress: ListenAddress | undefined;
       try {
         address = await server.listen(config.host, config.port);
-        adminAddress =
-          admin === undefined || config.adminListen === undefined
-            ? undefined
-            : await admin.listen(config.adminListen.host, config.adminListen.port);
+        adminAddress = await admin?.server.listen(admin.at.host, admin.at.port);
       } catch (error) {
         // A port in use or refused TLS files: release the store and the cache too.
         await this.stop();
@@ -342,7 +342,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         await exporter?.stop();
         await server.close({ graceMs: config.drainTimeoutMs });
         // Probes see `draining` on the admin port until the API port is closed.
-        await admin?.close();
+        await admin?.server.close();
         await cache.stop();
         await store.close();
         logger.info("registrar stopped");

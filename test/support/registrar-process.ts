@@ -19,6 +19,10 @@ export interface RegistrarProcess {
   readonly pid: number;
   /** Every JSON log line it wrote so far, parsed. */
   readonly logs: Record<string, unknown>[];
+  /** The lines it wrote on stderr that are not JSON (a crash's report, for example). */
+  readonly stderr: readonly string[];
+  /** Resolves with its exit code (null when a signal ended it) once it is gone. */
+  readonly exited: Promise<number | null>;
   /** Resolves with the first log line (present or future) that satisfies `match`. */
   waitForLog(
     match: (line: Record<string, unknown>) => boolean,
@@ -130,6 +134,8 @@ export async function startRegistrarProcess(
     url: serving.url as string,
     pid: child.pid as number,
     logs,
+    stderr: stderrLines,
+    exited,
     waitForLog,
     async stop(timeoutMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;

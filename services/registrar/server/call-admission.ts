@@ -14,9 +14,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Code } from "@connectrpc/connect";
 import { admitOneMore, RETRY_AFTER_MS } from "./admission-rules.js";
-import { sendRefusal } from "./refusal-response.js";
+import { refuseRequest } from "./refusal-response.js";
 import type { Refusals } from "./refusals.js";
-import { resetUnlessEnded } from "./stream-reset.js";
 
 /** Options of {@link createCallAdmission}. */
 export interface CallAdmissionOptions {
@@ -48,15 +47,13 @@ export function createCallAdmission(options: CallAdmissionOptions): CallAdmissio
       if (!options.isUnaryCall(path)) return true;
       if (!admitOneMore(inFlight, options.maxConcurrentCalls)) {
         options.refusals.refuse("max_concurrent_calls", { path, inFlight });
-        sendRefusal(
+        refuseRequest(
+          req,
           res,
-          req.headers["content-type"],
           Code.ResourceExhausted,
           `the server is answering ${options.maxConcurrentCalls} calls, its most; retry later`,
           RETRY_AFTER_MS,
         );
-        req.resume();
-        resetUnlessEnded(req);
         return false;
       }
       inFlight++;

@@ -19,8 +19,8 @@
  * NO_ERROR), and grpc-js then reports "Call ended without gRPC status"
  * instead of the status those headers carried.
  */
-import type { ServerResponse } from "node:http";
-import type { Http2ServerResponse } from "node:http2";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { type Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import {
@@ -39,6 +39,7 @@ import {
   trailerFlag,
   trailerSerialize,
 } from "@connectrpc/connect/protocol-grpc-web";
+import { resetUnlessEnded } from "./stream-reset.js";
 
 /** A complete HTTP response, ready to write. */
 export interface RefusalResponse {
@@ -174,4 +175,22 @@ export function sendRefusal(
     "content-length": String(response.body.byteLength),
   });
   res.end(response.body);
+}
+
+/**
+ * Refuses a request before its body is read: {@link sendRefusal}, then the
+ * body is drained and the HTTP/2 stream reset unless the client ends it
+ * within the grace ({@link resetUnlessEnded}), so a refused client holds
+ * nothing.
+ */
+export function refuseRequest(
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+  code: Code,
+  message: string,
+  retryAfterMs: number,
+): void {
+  sendRefusal(res, req.headers["content-type"], code, message, retryAfterMs);
+  req.resume();
+  resetUnlessEnded(req);
 }

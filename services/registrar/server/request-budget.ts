@@ -20,7 +20,7 @@ import {
   RETRY_AFTER_MS,
 } from "./admission-rules.js";
 import { meterBody } from "./body-meter.js";
-import { sendRefusal } from "./refusal-response.js";
+import { refuseRequest, sendRefusal } from "./refusal-response.js";
 import type { Refusals } from "./refusals.js";
 import type { ServerLimits } from "./server-limits.js";
 import { resetUnlessEnded } from "./stream-reset.js";
@@ -127,15 +127,13 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
       if (kind !== "unary-body") return true;
       if (!admitOneMore(pending, limits.maxPendingRequests)) {
         refusals.refuse("max_pending_requests", { path: req.url, pending });
-        sendRefusal(
+        refuseRequest(
+          req,
           res,
-          req.headers["content-type"],
           Code.ResourceExhausted,
           `the server is waiting for ${limits.maxPendingRequests} request bodies, its most; retry later`,
           RETRY_AFTER_MS,
         );
-        req.resume();
-        resetUnlessEnded(req);
         return false;
       }
       meter(req, res);

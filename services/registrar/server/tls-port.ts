@@ -34,10 +34,9 @@ import { type CallRules, decideCall } from "./call-authorization.js";
 import { type ConnectionTrackingOptions, trackConnections } from "./connection-tracking.js";
 import { tlsErrorReason } from "./handshake-failure.js";
 import { http1ServerOptions, http2ServerOptions } from "./node-server-options.js";
-import { sendRefusal } from "./refusal-response.js";
+import { refuseRequest } from "./refusal-response.js";
 import type { ServerLimits } from "./server-limits.js";
 import type { PortRequestHandler, ServerPort } from "./server-port.js";
-import { resetUnlessEnded } from "./stream-reset.js";
 import type { TlsMetrics } from "./tls-metrics.js";
 
 /** How the port serves TLS (the registrar's TLS flags). */
@@ -145,9 +144,7 @@ export function createTlsPort(options: TlsPortOptions, context: TlsPortContext):
         path,
         remoteAddress: req.socket?.remoteAddress,
       });
-      sendRefusal(res, req.headers["content-type"], decision.code, decision.message, 0);
-      req.resume();
-      resetUnlessEnded(req);
+      refuseRequest(req, res, decision.code, decision.message, 0);
       return false;
     },
     closeIdle() {
