@@ -264,6 +264,8 @@ describe("the container image (deploy/Dockerfile, replayed without Docker)", () 
         "memory",
         "--listen",
         "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
         "--log-level",
         "info",
       ],
@@ -272,6 +274,10 @@ describe("the container image (deploy/Dockerfile, replayed without Docker)", () 
     const url = registrar.line.url as string;
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
+    // The admin port is served by a worker thread: its module is in the image too.
+    const admin = registrar.line.adminUrl as string;
+    expect((await fetch(`${admin}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${admin}/readyz`)).text()).toBe("ready\n");
 
     const status = await runInImage(["aetherctl", "--registrar", url, "status"]);
     expect(status.stderr).toBe("");
