@@ -43,13 +43,16 @@ const SANDBOX_HUB = "deploy/examples/sandbox-hub";
 const TLS_HUB = "deploy/examples/hub-etcd-tls";
 const EAST = "deploy/examples/spoke-east";
 const WEST = "deploy/examples/spoke-west";
+/** With components/mtls-spiffe (test/deploy/mtls.test.ts checks the mTLS parts). */
+const MTLS_HUB = "deploy/examples/hub-mtls";
+const MTLS_EAST = "deploy/examples/spoke-east-mtls";
 const CRDS = "deploy/crds";
 /** Every rendering of a cluster's install. */
-const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, TLS_HUB, EAST, WEST];
+const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, TLS_HUB, EAST, WEST, MTLS_HUB, MTLS_EAST];
 /** The renderings with agents. */
-const SPOKES = [SPOKE, EAST, WEST];
+const SPOKES = [SPOKE, EAST, WEST, MTLS_EAST];
 /** The renderings of a control cluster. */
-const HUBS = [HUB, SANDBOX_HUB, TLS_HUB];
+const HUBS = [HUB, SANDBOX_HUB, TLS_HUB, MTLS_HUB];
 /** The renderings with components/etcd-tls. */
 const ETCD_TLS = [TLS_HUB];
 /** The etcd TLS flags of components/etcd-tls, and the key of Secret aether-etcd-tls each names. */
@@ -201,9 +204,10 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
     it.each(INSTALLS)(
       "%s: aether containers probe /healthz (liveness) and /readyz (readiness)",
       (dir) => {
+        // The main containers: an init container (spiffe-helper) is not an aether program.
         const aether = workloads(objectsOf(dir))
           .filter((w) => AETHER_WORKLOADS.includes(w.object.metadata.name))
-          .flatMap((w) => allContainers(w.pod));
+          .flatMap((w) => w.pod.containers);
         expect(aether.length).toBeGreaterThan(0);
         for (const container of aether) {
           expect(container.livenessProbe?.httpGet?.path, container.name).toBe("/healthz");
@@ -358,7 +362,7 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
         expect(flagValue(registrar, "cluster")).not.toBe(flagValue(registrar, "control-cluster"));
         return flagValue(registrar, "cluster");
       });
-      expect(names).toEqual(["spoke", "east", "west"]);
+      expect(names).toEqual(["spoke", "east", "west", "east"]);
     });
   });
 
@@ -490,22 +494,25 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
       },
     );
 
-    it.each([SPOKE, EAST])("%s: the agent has no Kubernetes API access at all", (dir) => {
-      const objects = objectsOf(dir);
-      const agent = workload(objects, "DaemonSet", "aether-agent");
-      expect(agent.pod.automountServiceAccountToken).toBe(false);
-      expect(find(objects, "ServiceAccount", "aether-agent").automountServiceAccountToken).toBe(
-        false,
-      );
-      const bindings = [
-        ...ofKind(objects, "RoleBinding"),
-        ...ofKind(objects, "ClusterRoleBinding"),
-      ] as Binding[];
-      expect(bindings.filter((b) => b.subjects?.some((s) => s.name === "aether-agent"))).toEqual(
-        [],
-      );
-      expect(flagValues(soleContainerArgs(objects, agent), "local-source")).toEqual([]);
-    });
+    it.each([SPOKE, EAST, MTLS_EAST])(
+      "%s: the agent has no Kubernetes API access at all",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const agent = workload(objects, "DaemonSet", "aether-agent");
+        expect(agent.pod.automountServiceAccountToken).toBe(false);
+        expect(find(objects, "ServiceAccount", "aether-agent").automountServiceAccountToken).toBe(
+          false,
+        );
+        const bindings = [
+          ...ofKind(objects, "RoleBinding"),
+          ...ofKind(objects, "ClusterRoleBinding"),
+        ] as Binding[];
+        expect(bindings.filter((b) => b.subjects?.some((s) => s.name === "aether-agent"))).toEqual(
+          [],
+        );
+        expect(flagValues(soleContainerArgs(objects, agent), "local-source")).toEqual([]);
+      },
+    );
 
     it(`${WEST}: with local routes, the agent reads its cluster's routes read-only`, () => {
       const objects = objectsOf(WEST);

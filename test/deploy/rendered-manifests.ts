@@ -33,6 +33,8 @@ export interface KubeObject {
 export interface Container {
   readonly name: string;
   readonly image?: string;
+  /** `Always` on an init container makes it a native sidecar (Kubernetes 1.29+). */
+  readonly restartPolicy?: string;
   readonly command?: readonly string[];
   readonly args?: readonly string[];
   readonly env?: readonly {
@@ -75,7 +77,11 @@ export interface SecurityContext {
 
 /** An HTTP probe. */
 export interface Probe {
-  readonly httpGet?: { readonly path: string; readonly port: string | number };
+  readonly httpGet?: {
+    readonly path: string;
+    readonly port: string | number;
+    readonly scheme?: string;
+  };
 }
 
 /** A pod spec. */
@@ -93,6 +99,11 @@ export interface PodSpec {
     readonly hostPath?: unknown;
     readonly configMap?: { readonly name: string };
     readonly secret?: { readonly secretName: string; readonly optional?: boolean };
+    readonly csi?: {
+      readonly driver: string;
+      readonly readOnly?: boolean;
+      readonly volumeAttributes?: Readonly<Record<string, string>>;
+    };
   }[];
 }
 
@@ -165,12 +176,14 @@ export function allContainers(pod: PodSpec): Container[] {
 /**
  * The container's environment as the kubelet resolves it: literal values and
  * keys of ConfigMaps in the rendering. A variable from a ConfigMap that is not
- * rendered (one the operator provides) is left out; a missing key of a
- * rendered ConfigMap throws (the pod would not start).
+ * rendered (one the operator provides) takes its value from `provided`, or is
+ * left out; a missing key of a rendered ConfigMap throws (the pod would not
+ * start).
  */
 export function containerEnv(
   container: Container,
   objects: readonly KubeObject[],
+  provided: ReadonlyMap<string, string> = new Map(),
 ): Map<string, string> {
   const env = new Map<string, string>();
   for (const variable of container.env ?? []) {
@@ -181,7 +194,11 @@ export function containerEnv(
     const ref = variable.valueFrom?.configMapKeyRef;
     if (ref === undefined) continue;
     const configMap = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === ref.name);
-    if (configMap === undefined) continue;
+    if (configMap === undefined) {
+      const given = provided.get(variable.name);
+      if (given !== undefined) env.set(variable.name, given);
+      continue;
+    }
     const value = (configMap.data as Record<string, string> | undefined)?.[ref.key];
     if (value === undefined) {
       if (ref.optional === true) continue;
@@ -195,9 +212,14 @@ export function containerEnv(
 /**
  * The container's args with `$(VAR)` expanded from {@link containerEnv} the
  * way Kubernetes does (`$$` escapes; an unknown variable stays as written).
+ * `provided` stands in for what the operator's own ConfigMaps would give.
  */
-export function effectiveArgs(container: Container, objects: readonly KubeObject[]): string[] {
-  const env = containerEnv(container, objects);
+export function effectiveArgs(
+  container: Container,
+  objects: readonly KubeObject[],
+  provided: ReadonlyMap<string, string> = new Map(),
+): string[] {
+  const env = containerEnv(container, objects, provided);
   return (container.args ?? []).map((arg) =>
     arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (all, name: string | undefined) =>
       name === undefined ? "$" : (env.get(name) ?? all),
