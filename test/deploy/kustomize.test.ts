@@ -46,11 +46,15 @@ const WEST = "deploy/examples/spoke-west";
 /** With components/mtls-spiffe (test/deploy/mtls.test.ts checks the mTLS parts). */
 const MTLS_HUB = "deploy/examples/hub-mtls";
 const MTLS_EAST = "deploy/examples/spoke-east-mtls";
+/** With components/mtls-cert-manager (the same checks, test/deploy/mtls-svid-sources.test.ts). */
+const MTLS_WEST = "deploy/examples/spoke-west-mtls";
 const CRDS = "deploy/crds";
 /** Every rendering of a cluster's install. */
-const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, TLS_HUB, EAST, WEST, MTLS_HUB, MTLS_EAST];
+const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, TLS_HUB, EAST, WEST, MTLS_HUB, MTLS_EAST, MTLS_WEST];
 /** The renderings with agents. */
-const SPOKES = [SPOKE, EAST, WEST, MTLS_EAST];
+const SPOKES = [SPOKE, EAST, WEST, MTLS_EAST, MTLS_WEST];
+/** The renderings whose agents read local routes from the API (components/agent-local-routes). */
+const LOCAL_ROUTES = [WEST, MTLS_WEST];
 /** The renderings of a control cluster. */
 const HUBS = [HUB, SANDBOX_HUB, TLS_HUB, MTLS_HUB];
 /** The renderings with components/etcd-tls. */
@@ -66,6 +70,13 @@ const NAMESPACE = "aether-system";
 /** The workloads that run the aether image. */
 const AETHER_WORKLOADS = ["aether-registrar", "aether-agent"];
 const READ_VERBS = new Set(["get", "list", "watch"]);
+/**
+ * components/mtls-cert-manager's Role: csi-driver-spiffe creates each pod's
+ * CertificateRequest as the pod's ServiceAccount, with a token the kubelet
+ * hands the driver (never mounted in the pod). Its rules and bindings are
+ * checked exactly in mtls-svid-sources.test.ts; the API-reading roles here.
+ */
+const SVID_REQUEST_ROLE = "aether-svid-requests";
 
 /** `group/plural` of every kind the Kubernetes source (export, local routes) watches. */
 const WATCHED = new Set(KUBERNETES_SOURCE_RESOURCES.map((r) => `${r.group}/${r.plural}`));
@@ -362,7 +373,7 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
         expect(flagValue(registrar, "cluster")).not.toBe(flagValue(registrar, "control-cluster"));
         return flagValue(registrar, "cluster");
       });
-      expect(names).toEqual(["spoke", "east", "west", "east"]);
+      expect(names).toEqual(["spoke", "east", "west", "east", "west"]);
     });
   });
 
@@ -514,12 +525,15 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
       },
     );
 
-    it(`${WEST}: with local routes, the agent reads its cluster's routes read-only`, () => {
-      const objects = objectsOf(WEST);
-      const agent = workload(objects, "DaemonSet", "aether-agent");
-      expect(flagValue(soleContainerArgs(objects, agent), "local-source")).toBe("kubernetes");
-      expect(agent.pod.automountServiceAccountToken).toBe(true);
-    });
+    it.each(LOCAL_ROUTES)(
+      "%s: with local routes, the agent reads its cluster's routes read-only",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const agent = workload(objects, "DaemonSet", "aether-agent");
+        expect(flagValue(soleContainerArgs(objects, agent), "local-source")).toBe("kubernetes");
+        expect(agent.pod.automountServiceAccountToken).toBe(true);
+      },
+    );
   });
 
   describe("etcd TLS", () => {
@@ -563,7 +577,10 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
     it.each(INSTALLS)(
       "%s: roles grant only get/list/watch on the kinds the registrar watches",
       (dir) => {
-        const roles = [...ofKind(objectsOf(dir), "Role"), ...ofKind(objectsOf(dir), "ClusterRole")];
+        const roles = [
+          ...ofKind(objectsOf(dir), "Role"),
+          ...ofKind(objectsOf(dir), "ClusterRole"),
+        ].filter((role) => role.metadata.name !== SVID_REQUEST_ROLE);
         for (const role of roles) {
           const rules = (role.rules ?? []) as PolicyRule[];
           expect(rules.length, role.metadata.name).toBeGreaterThan(0);
@@ -615,17 +632,23 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
           "aether-registrar-export": "aether-registrar",
           "aether-agent-local-routes": "aether-agent",
         };
+        /** The ServiceAccounts bound to API-reading roles (not the SVID request role). */
         const bound = new Set<string>();
         for (const binding of bindings) {
           find(objects, binding.roleRef.kind, binding.roleRef.name);
           expect(binding.roleRef.apiGroup).toBe("rbac.authorization.k8s.io");
           expect(binding.subjects?.length, binding.metadata.name).toBe(1);
+          const svid = binding.roleRef.name === SVID_REQUEST_ROLE;
           for (const subject of binding.subjects ?? []) {
             expect(subject.kind).toBe("ServiceAccount");
-            expect(subject.name, binding.metadata.name).toBe(expected[binding.roleRef.name]);
+            expect(subject.name, binding.metadata.name).toBe(
+              svid
+                ? binding.metadata.name.replace(/-svid-requests$/, "")
+                : expected[binding.roleRef.name],
+            );
             const account = find(objects, "ServiceAccount", subject.name);
             expect(subject.namespace, binding.metadata.name).toBe(account.metadata.namespace);
-            bound.add(subject.name);
+            if (!svid) bound.add(subject.name);
           }
         }
         // A pod gets a token exactly when its ServiceAccount has API rights to use.
@@ -636,8 +659,11 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
             `${w.object.metadata.name} token`,
           ).toBe(bound.has(account));
         }
-        const wanted =
-          dir === WEST ? ["aether-agent"] : HUBS.includes(dir) ? ["aether-registrar"] : [];
+        const wanted = LOCAL_ROUTES.includes(dir)
+          ? ["aether-agent"]
+          : HUBS.includes(dir)
+            ? ["aether-registrar"]
+            : [];
         expect([...bound].sort()).toEqual(wanted);
       },
     );
