@@ -1,85 +1,44 @@
 /**
- * Probes a URL the way the kubelet does (a new connection per probe, a
- * timeout, no keep-alive) at a fixed interval, and records how long each
- * answer took and which probes failed.
+ * A kubelet-like prober of one URL (`probe-loop.ts`) in a worker thread of
+ * its own: the hostile bench's coordinator runs the polite client and reads
+ * the registrar's metrics on its main thread, and a probe timed on that
+ * loop would count the coordinator's own delays as the registrar's.
  */
-import { get } from "node:http";
-import { type LatencySummary, summarize } from "../stats.js";
+import { once } from "node:events";
+import { siblingModule, startModuleWorker } from "../../services/runtime/module-worker.js";
+import type { ProbeSummary } from "./probe-loop.js";
+import type { ProbeWorkerData } from "./probe-worker.js";
 
-/** What a prober saw between two reads. */
-export interface ProbeSummary {
-  /** Probes sent. */
-  readonly probes: number;
-  /** Probes not answered 200 within the timeout. */
-  readonly failures: number;
-  /** Latency of the probes answered 200 in time. */
-  readonly latency: LatencySummary;
-  /** The longest stretch, in ms, without a successful probe (from one success to the next). */
-  readonly longestGapMs: number;
-}
+export type { ProbeSummary } from "./probe-loop.js";
 
 /** A running prober. */
 export interface HealthProber {
   /** What was seen since the last call (or the start), and starts a new window. */
-  take(): ProbeSummary;
+  take(): Promise<ProbeSummary>;
   /** Stops probing. */
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** Probes `url` every `intervalMs`; a probe not answered 200 within `timeoutMs` fails. */
 export function startProber(url: string, intervalMs = 200, timeoutMs = 1_000): HealthProber {
-  let latencies: number[] = [];
-  let probes = 0;
-  let failures = 0;
-  let lastSuccess = performance.now();
-  let longestGapMs = 0;
-  const probe = () => {
-    probes++;
-    const started = performance.now();
-    let done = false;
-    const finish = (ok: boolean) => {
-      if (done) return;
-      done = true;
-      const at = performance.now();
-      if (!ok) {
-        failures++;
-        return;
-      }
-      latencies.push(at - started);
-      longestGapMs = Math.max(longestGapMs, at - lastSuccess);
-      lastSuccess = at;
-    };
-    const request = get(url, { agent: false, timeout: timeoutMs }, (response) => {
-      response.resume();
-      response.on("end", () =>
-        finish(response.statusCode === 200 && performance.now() - started <= timeoutMs),
-      );
-      response.on("error", () => finish(false));
-    });
-    request.on("timeout", () => {
-      finish(false);
-      request.destroy();
-    });
-    request.on("error", () => finish(false));
-  };
-  const timer = setInterval(probe, intervalMs);
+  const data: ProbeWorkerData = { url, intervalMs, timeoutMs };
+  const worker = startModuleWorker(siblingModule(import.meta.url, "probe-worker"), {
+    workerData: data,
+  });
+  const failed = once(worker, "error").then(([error]) => {
+    throw error;
+  });
+  failed.catch(() => undefined);
   return {
-    take() {
-      longestGapMs = Math.max(longestGapMs, performance.now() - lastSuccess);
-      const summary = {
-        probes,
-        failures,
-        latency: summarize(latencies),
-        longestGapMs: Math.round(longestGapMs),
-      };
-      latencies = [];
-      probes = 0;
-      failures = 0;
-      longestGapMs = 0;
-      return summary;
+    async take() {
+      const answer = once(worker, "message").then(([summary]) => summary as ProbeSummary);
+      worker.postMessage("take");
+      return Promise.race([answer, failed]);
     },
-    stop() {
-      clearInterval(timer);
+    async stop() {
+      const exited = once(worker, "exit");
+      worker.postMessage("stop");
+      await exited;
     },
   };
 }

@@ -167,15 +167,15 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
       for (const mode of step.attacks) attacks.push(await prepare(mode, port, flags));
       // The windows start now: forking and loading the attackers is not measured.
       await good.take();
-      adminProbe.take();
-      apiProbe.take();
+      await adminProbe.take();
+      await apiProbe.take();
       const before = await refusalsNow();
       const sampler = sampleProcess(r.pid, 100);
       await Promise.all(attacks.map((attack) => attack.start()));
       await Promise.race([delay(flags.phaseSeconds * 1_000), r.exited]);
       // The windows end with the attack: stopping the attackers is not measured.
-      const healthAdmin = adminProbe.take();
-      const healthApi = apiProbe.take();
+      const healthAdmin = await adminProbe.take();
+      const healthApi = await apiProbe.take();
       const goodWindow = await good.take();
       const sample = sampler.stop();
       const attackers = (await Promise.all(attacks.map((a) => a.stop()))).flat();
@@ -206,8 +206,8 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
           `reconnects ${last.good.streamReconnects}; RSS peak ${last.registrarPeakRssMb} MB (VmHWM ${last.registrarHwmMb})`,
       );
     }
-    adminProbe.stop();
-    apiProbe.stop();
+    await adminProbe.stop();
+    await apiProbe.stop();
     await good.stop();
     await store.close();
     const peak = readMemory(r.pid)?.peakRssMb;
