@@ -16,7 +16,7 @@ import {
   Http2SessionManager,
 } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { ConfigService, WatchEventType } from "../../gen/aether/registry/v1/config_service_pb.js";
 import { grpcCall, openSession } from "../support/grpc-h2.js";
 import { startTestRegistrar, type TestRegistrar } from "../support/in-process-registrar.js";
@@ -98,13 +98,15 @@ describe("the request-body deadline", () => {
 describe("the count of unfinished request bodies", () => {
   it("refuses one more at once in every protocol, and admits again once they are gone", async () => {
     const r = await registrar("--max-pending-requests", "3", "--request-body-timeout", "30s");
-    const s = await session(r.url);
-    const held = [1, 2, 3].map(() =>
+    // One unfinished body on each of three connections: every connection holds its fair share,
+    // so no newcomer can take one's place (see the fair-share test below).
+    const sessions = [await session(r.url), await session(r.url), await session(r.url)];
+    const held = sessions.map((s) =>
       grpcCall(s, LIST_ALL, { body: partialMessage(100, 10), end: false }),
     );
     await waitFor(async () => (await pending(r.url)) === 3, 5_000, "three unfinished bodies");
 
-    const refused = await grpcCall(s, LIST_ALL).ended;
+    const refused = await grpcCall(sessions[0] as ClientHttp2Session, LIST_ALL).ended;
     expect(refused.status).toBe(String(Code.ResourceExhausted));
     expect(refused.message).toMatch(/retry later/);
     expect(refused.trailers["grpc-retry-pushback-ms"]).toBe("1000");
@@ -170,10 +172,12 @@ describe("the count of calls being answered", () => {
   it("refuses one more unary call at once, leaves watch streams and plain routes alone, and admits again", async () => {
     const r = await registrar("--max-concurrent-calls", "3", "--request-body-timeout", "30s");
     const inFlight = () => scrapeMetric(r.url, "aether_config_server_calls_in_flight");
-    const s = await session(r.url);
-    // Three calls held open: their bodies never finish, so their answers never close.
-    const held = [1, 2, 3].map(() =>
-      grpcCall(s, LIST_ALL, { body: partialMessage(100, 10), end: false }),
+    // Three calls held open, one per connection: their bodies never finish, so their answers
+    // never close, and each connection holds its fair share.
+    const sessions = [await session(r.url), await session(r.url), await session(r.url)];
+    const s = sessions[0] as ClientHttp2Session;
+    const held = sessions.map((each) =>
+      grpcCall(each, LIST_ALL, { body: partialMessage(100, 10), end: false }),
     );
     await waitFor(async () => (await inFlight()) === 3, 5_000, "three calls in flight");
 
@@ -206,6 +210,79 @@ describe("the count of calls being answered", () => {
     await waitFor(async () => (await inFlight()) === 0, 5_000, "the calls released");
     expect((await r.client.listAllConfig({})).projections).toHaveLength(1);
     expect(await refusals(r.url, "max_concurrent_calls")).toBe(2);
+  });
+});
+
+/**
+ * Cancels every held call, also when the test failed: Node 20's client
+ * session spins in destroy() (and runs out of memory) when one of its streams
+ * was reset by the server while the others still send.
+ */
+function closeAll(calls: readonly { stream: { close(code: number): void } }[]): void {
+  for (const call of calls) call.stream.close(NGHTTP2_CANCEL);
+}
+
+describe("a full limit shared fairly between connections", () => {
+  it("cuts off the oldest unfinished body of the connection holding the most for a lighter connection's request", async () => {
+    const r = await registrar("--max-pending-requests", "3", "--request-body-timeout", "30s");
+    const greedy = await session(r.url);
+    const held = [1, 2, 3].map(() =>
+      grpcCall(greedy, LIST_ALL, { body: partialMessage(100, 10), end: false }),
+    );
+    onTestFinished(() => closeAll(held));
+    await waitFor(async () => (await pending(r.url)) === 3, 5_000, "three unfinished bodies");
+
+    // The greedy connection asks for a fourth: refused, it holds the most already.
+    const fourth = await grpcCall(greedy, LIST_ALL).ended;
+    expect(fourth.status).toBe(String(Code.ResourceExhausted));
+    expect(await refusals(r.url, "max_pending_requests")).toBe(1);
+
+    // A polite client on its own connection is answered; the greedy one's oldest body is cut off.
+    const polite = await grpcCall(await session(r.url), LIST_ALL).ended;
+    expect(polite.status).toBe("0");
+    const oldest = await (held[0] as (typeof held)[number]).ended;
+    expect(oldest.status).toBe(String(Code.ResourceExhausted));
+    expect(oldest.message).toMatch(
+      /this connection holds the most of them: its oldest was cut off/,
+    );
+    expect(oldest.trailers["grpc-retry-pushback-ms"]).toBe("1000");
+    expect(await refusals(r.url, "preempted_pending_request")).toBe(1);
+    expect(await refusals(r.url, "max_pending_requests")).toBe(1);
+    // The other two still wait for their bodies.
+    expect(await pending(r.url)).toBe(2);
+
+    for (const call of held) call.stream.close(NGHTTP2_CANCEL);
+    await waitFor(async () => (await pending(r.url)) === 0, 5_000, "the bodies released");
+  });
+
+  it("cuts off the oldest call of the connection answering the most for a lighter connection's call", async () => {
+    const r = await registrar("--max-concurrent-calls", "3", "--request-body-timeout", "30s");
+    const inFlight = () => scrapeMetric(r.url, "aether_config_server_calls_in_flight");
+    const greedy = await session(r.url);
+    const held = [1, 2, 3].map(() =>
+      grpcCall(greedy, LIST_ALL, { body: partialMessage(100, 10), end: false }),
+    );
+    onTestFinished(() => closeAll(held));
+    await waitFor(async () => (await inFlight()) === 3, 5_000, "three calls in flight");
+
+    // Connect over HTTP/1.1 from another connection: answered with the listing.
+    const connect = await fetch(`${r.url}${LIST_ALL}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(connect.status).toBe(200);
+    expect(await connect.json()).toMatchObject({ projections: [{ service: "shop/cart" }] });
+    // The greedy connection's oldest call was reset as if cancelled; the others are still open.
+    const oldest = await (held[0] as (typeof held)[number]).ended;
+    expect(oldest.rstCode).toBe(NGHTTP2_CANCEL);
+    expect(await refusals(r.url, "preempted_call")).toBe(1);
+    expect(await refusals(r.url, "max_concurrent_calls")).toBe(0);
+    expect(held.slice(1).every((call) => !call.stream.closed)).toBe(true);
+    await waitFor(async () => (await inFlight()) === 2, 5_000, "two calls in flight");
+
+    for (const call of held) call.stream.close(NGHTTP2_CANCEL);
+    await waitFor(async () => (await inFlight()) === 0, 5_000, "the calls released");
   });
 });
 

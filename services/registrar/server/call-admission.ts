@@ -8,12 +8,17 @@
  * (`refusal-response.ts`), before any handler sees it, and counted as the
  * refusal `max_concurrent_calls`. Streaming calls are bounded elsewhere
  * (WatchConfig by `--max-watch-streams`), and plain routes (`/healthz`,
- * `/metrics`) are not calls.
+ * `/metrics`) are not calls. The bound is shared fairly (`fair-share.ts`):
+ * at the bound, a call from a connection answering fewer calls than the
+ * heaviest one is admitted, and that connection's oldest call is cut off (its
+ * stream reset, as if its client had cancelled it), so a flood of calls on
+ * many streams cannot shut out a client with one.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { type Http2ServerRequest, type Http2ServerResponse, constants as http2 } from "node:http2";
 import { Code } from "@connectrpc/connect";
-import { admitOneMore, RETRY_AFTER_MS } from "./admission-rules.js";
+import { RETRY_AFTER_MS } from "./admission-rules.js";
+import { connectionOf, createHolderLedger } from "./holder-ledger.js";
 import { refuseRequest } from "./refusal-response.js";
 import type { Refusals } from "./refusals.js";
 
@@ -40,13 +45,17 @@ export interface CallAdmission {
 
 /** Creates the admission; see the module comment. */
 export function createCallAdmission(options: CallAdmissionOptions): CallAdmission {
-  let inFlight = 0;
+  /** The calls being answered by connection; each hold cuts its call off. */
+  const ledger = createHolderLedger<() => void>();
   return {
     admit(req, res) {
       const path = (req.url ?? "").split("?")[0] ?? "";
       if (!options.isUnaryCall(path)) return true;
-      if (!admitOneMore(inFlight, options.maxConcurrentCalls)) {
-        options.refusals.refuse("max_concurrent_calls", { path, inFlight });
+      const connection = connectionOf(req);
+      const { decision, heaviest } = ledger.decide(connection, options.maxConcurrentCalls);
+      if (decision === "preempt") heaviest?.oldest();
+      if (decision === "refuse") {
+        options.refusals.refuse("max_concurrent_calls", { path, inFlight: ledger.total });
         refuseRequest(
           req,
           res,
@@ -56,14 +65,29 @@ export function createCallAdmission(options: CallAdmissionOptions): CallAdmissio
         );
         return false;
       }
-      inFlight++;
-      res.once("close", () => {
-        inFlight--;
+      const forget = ledger.add(connection, () => {
+        forget();
+        options.refusals.refuse("preempted_call", { path });
+        cutOff(req);
       });
+      res.once("close", forget);
       return true;
     },
     get inFlight() {
-      return inFlight;
+      return ledger.total;
     },
   };
+}
+
+/**
+ * Ends a call being answered the way a client's cancel would: its HTTP/2
+ * stream reset (CANCEL), or its HTTP/1.1 connection closed. The handler sees
+ * its client gone (its signal aborted, its writes dropped).
+ */
+function cutOff(req: IncomingMessage | Http2ServerRequest): void {
+  if ("stream" in req) {
+    if (!req.stream.closed && !req.stream.destroyed) req.stream.close(http2.NGHTTP2_CANCEL);
+    return;
+  }
+  req.socket.destroy();
 }

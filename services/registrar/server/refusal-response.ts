@@ -122,6 +122,18 @@ export function refusalResponse(
   };
 }
 
+/**
+ * A ConnectError for a handler to fail with that carries the same retry
+ * advice as {@link refusalResponse}: connect-es sends its metadata as
+ * headers (Connect) or trailers (gRPC, gRPC-Web).
+ */
+export function retryableError(message: string, code: Code, retryAfterMs: number): ConnectError {
+  return new ConnectError(message, code, {
+    "retry-after": String(Math.ceil(retryAfterMs / 1000)),
+    "grpc-retry-pushback-ms": String(retryAfterMs),
+  });
+}
+
 /** How many distinct refusals are remembered; the memory is cleared when it is full. */
 const KNOWN_REFUSALS = 256;
 const known = new Map<string, RefusalResponse>();

@@ -8,22 +8,26 @@
  * connect-es (`body-meter.ts`), which answers the client in its protocol
  * (RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED). Either way the rest of the body
  * is dropped and an HTTP/2 stream still open a moment later is reset
- * (`stream-reset.ts`), so nothing of it is held any longer.
+ * (`stream-reset.ts`), so nothing of it is held any longer. The count is
+ * shared fairly (`fair-share.ts`): at the limit, a request from a connection
+ * holding fewer unfinished bodies than the heaviest one is admitted, and that
+ * connection's oldest unfinished body is answered RESOURCE_EXHAUSTED.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
-import {
-  admitBodyChunk,
-  admitOneMore,
-  classifyRequest,
-  RETRY_AFTER_MS,
-} from "./admission-rules.js";
+import { admitBodyChunk, classifyRequest, RETRY_AFTER_MS } from "./admission-rules.js";
 import { meterBody } from "./body-meter.js";
-import { refuseRequest, sendRefusal } from "./refusal-response.js";
+import { connectionOf, createHolderLedger } from "./holder-ledger.js";
+import { refuseRequest, retryableError, sendRefusal } from "./refusal-response.js";
 import type { Refusals } from "./refusals.js";
 import type { ServerLimits } from "./server-limits.js";
 import { resetUnlessEnded } from "./stream-reset.js";
+
+/** What a request cut off for a lighter connection's is told. */
+const PREEMPTED =
+  "the server waits for its most request bodies, and this connection holds the most of them: " +
+  "its oldest was cut off for another connection's; retry later";
 
 /** Options of {@link createRequestBudget}. */
 export interface RequestBudgetOptions {
@@ -58,12 +62,12 @@ type Response = ServerResponse | Http2ServerResponse;
 /** Creates the budget; see the module comment. */
 export function createRequestBudget(options: RequestBudgetOptions): RequestBudget {
   const { limits, refusals } = options;
-  let pending = 0;
+  /** The unfinished bodies by connection; each hold cuts its request off. */
+  const ledger = createHolderLedger<() => void>();
   let pendingBytes = 0;
 
   /** Counts `req` until its body ends or its response closes, and meters its body. */
   function meter(req: Request, res: Response): void {
-    pending++;
     let held = 0;
     let released = false;
     let failure: ConnectError | undefined;
@@ -76,7 +80,7 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
       if (released) return;
       released = true;
       clearTimeout(deadline);
-      pending--;
+      forget();
       pendingBytes -= held;
       held = 0;
     };
@@ -96,22 +100,33 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
         if (!admitBodyChunk(pendingBytes, bytes, limits.maxPendingRequestBytes)) {
           refusals.refuse("max_pending_request_bytes", { path: req.url, pendingBytes });
           const message = `unfinished request bodies hold all the memory the server allows them (${limits.maxPendingRequestBytes} bytes); retry later`;
-          fail(new ConnectError(message, Code.ResourceExhausted));
+          fail(retryableError(message, Code.ResourceExhausted, RETRY_AFTER_MS));
           throw failure;
         }
         held += bytes;
         pendingBytes += bytes;
       },
     });
+    /** Answers the request `code` before its body ended, and lets go of it. */
+    const cutOff = (code: Code, message: string, retryAfterMs: number) => {
+      // Nobody reading the body (not a connect-es route): answer it here.
+      if (!body.reading) sendRefusal(res, req.headers["content-type"], code, message, retryAfterMs);
+      fail(
+        retryAfterMs > 0
+          ? retryableError(message, code, retryAfterMs)
+          : new ConnectError(message, code),
+      );
+    };
     const deadline = setTimeout(() => {
       refusals.refuse("request_body_timeout", { path: req.url, received: held });
       const message = `the request body did not arrive within ${limits.requestBodyTimeoutMs} ms`;
-      // Nobody reading the body (not a connect-es route): answer it here.
-      if (!body.reading)
-        sendRefusal(res, req.headers["content-type"], Code.DeadlineExceeded, message, 0);
-      fail(new ConnectError(message, Code.DeadlineExceeded));
+      cutOff(Code.DeadlineExceeded, message, 0);
     }, limits.requestBodyTimeoutMs);
     deadline.unref();
+    const forget = ledger.add(connectionOf(req), () => {
+      refusals.refuse("preempted_pending_request", { path: req.url, received: held });
+      cutOff(Code.ResourceExhausted, PREEMPTED, RETRY_AFTER_MS);
+    });
     res.once("close", release);
   }
 
@@ -125,8 +140,10 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
         streamingRequest: options.isStreamingRequest((req.url ?? "").split("?")[0] ?? ""),
       });
       if (kind !== "unary-body") return true;
-      if (!admitOneMore(pending, limits.maxPendingRequests)) {
-        refusals.refuse("max_pending_requests", { path: req.url, pending });
+      const { decision, heaviest } = ledger.decide(connectionOf(req), limits.maxPendingRequests);
+      if (decision === "preempt") heaviest?.oldest();
+      if (decision === "refuse") {
+        refusals.refuse("max_pending_requests", { path: req.url, pending: ledger.total });
         refuseRequest(
           req,
           res,
@@ -140,7 +157,7 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
       return true;
     },
     get pending() {
-      return pending;
+      return ledger.total;
     },
     get pendingBytes() {
       return pendingBytes;
