@@ -151,19 +151,24 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
   }, 60_000);
 
   it("a registrar denies another cluster's agent (PermissionDenied naming its ID) and serves its own", async () => {
-    const asWestAgent = (cluster: string) => [
-      ...["--registrar", sandbox.registrars.get(cluster) as string],
-      ...["--tls-cert-file", pki("west-agent.crt"), "--tls-key-file", pki("west-agent.key")],
-      ...["--trust-domain-bundle", `${cluster}.mesh=${pki(`${cluster}.mesh.pem`)}`],
-      ...["--registrar-spiffe-id", `spiffe://${cluster}.mesh/ns/aether-system/sa/aether-registrar`],
+    const westAgent = { cert: pki("west-agent.crt"), key: pki("west-agent.key") };
+    // A Connect GET: no request body, so the refusal cannot race the client's write.
+    const status =
+      "/aether.registry.v1.ConfigService/GetConfigStatus?connect=v1&encoding=json&message=%7B%7D";
+    const east = sandbox.registrars.get("east") as string;
+    const denied = await tlsGet(east, status, { ca: pki("east.mesh.pem"), ...westAgent });
+    expect(denied.status).toBe(403);
+    expect(JSON.parse(denied.body)).toMatchObject({
+      code: "permission_denied",
+      message: expect.stringContaining("spiffe://west.mesh/ns/aether-system/sa/aether-agent"),
+    });
+    const served = await runAetherctlInProcess([
+      ...["--registrar", sandbox.registrars.get("west") as string],
+      ...["--tls-cert-file", westAgent.cert, "--tls-key-file", westAgent.key],
+      ...["--trust-domain-bundle", `west.mesh=${pki("west.mesh.pem")}`],
+      ...["--registrar-spiffe-id", "spiffe://west.mesh/ns/aether-system/sa/aether-registrar"],
       "list",
-    ];
-    const denied = await runAetherctlInProcess(asWestAgent("east"));
-    expect(denied.code).toBe(1);
-    expect(denied.stderr).toMatch(
-      /^aetherctl: permission_denied: .*spiffe:\/\/west\.mesh\/ns\/aether-system\/sa\/aether-agent/,
-    );
-    const served = await runAetherctlInProcess(asWestAgent("west"));
+    ]);
     expect({ ...served }).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/identity\/users\s+hub\s/),
@@ -281,20 +286,46 @@ describe("the sandbox with --store etcd", () => {
   });
 });
 
+/** Runs the sandbox with `args` (and `env` added) to its exit; its code and standard error. */
+async function runToExit(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  started.add(child);
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = await once(child, "exit");
+  return { code: code as number, stderr };
+}
+
 describe("the sandbox's flags", () => {
   it("exits 2 with the usage text for a bad flag", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "--store", "bogus"], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    started.add(child);
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const [code] = await once(child, "exit");
+    const { code, stderr } = await runToExit(["--store", "bogus"]);
     expect(code).toBe(2);
     expect(stderr).toContain('--store "bogus" must be memory or etcd');
     expect(stderr).toContain("Usage: npm start -- [flags]");
+  });
+
+  it("without openssl (and no PKI to reuse) stops with one line: install openssl or run with --plaintext", async () => {
+    const pkiDir = join(await mkdtemp(join(tmpdir(), "aether-sandbox-nopki-")), "pki");
+    try {
+      const args = ["--base-port", "0", "--pki-dir", pkiDir];
+      const { code, stderr } = await runToExit(args, { OPENSSL_BIN: "/nonexistent/openssl" });
+      expect(code).toBe(1);
+      expect(stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^aether-sandbox: cannot start: openssl not found .*install openssl.* or run with --plaintext$/,
+        ),
+      ]);
+    } finally {
+      await rm(join(pkiDir, ".."), { recursive: true, force: true });
+    }
   });
 });
