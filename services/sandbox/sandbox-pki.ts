@@ -7,7 +7,7 @@
  * listen host is made anew as a whole.
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { chmod, mkdir, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { OPENSSL, requireBinary } from "../dev-pki/openssl.js";
 import { createSpiffeCa, issueSvid, type SpiffeCa } from "../dev-pki/spiffe-ca.js";
@@ -175,12 +175,15 @@ export async function ensureSandboxPki(
     );
   }
   await mkdir(dirname(dir), { recursive: true });
-  const fresh = `${dir}.new-${process.pid}`;
-  await rm(fresh, { recursive: true, force: true });
+  const fresh = await mkdtemp(`${dir}.new-`);
   try {
     await makePki(fresh, clusters, specs, sans);
     await rm(dir, { recursive: true, force: true });
     await rename(fresh, dir);
+  } catch (error) {
+    // Another sandbox starting at the same moment may have put its PKI in place first.
+    if ((await reuseProblem(pki, specs, sans)) !== undefined) throw error;
+    return { ...pki, reused: true };
   } finally {
     await rm(fresh, { recursive: true, force: true });
   }

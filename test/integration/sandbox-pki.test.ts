@@ -78,4 +78,14 @@ describe("the sandbox's PKI", () => {
     const agent = await cert(eastAgent.cert);
     expect(agent.checkPrivateKey(createPrivateKey(await readFile(eastAgent.key)))).toBe(true);
   }, 30_000);
+
+  it("two sandboxes starting at once over the same empty directory both get one good PKI", async () => {
+    const shared = join(root, "shared", "pki");
+    const both = await Promise.all([
+      ensureSandboxPki(shared, CLUSTERS, SPOKES, "127.0.0.1"),
+      ensureSandboxPki(shared, CLUSTERS, SPOKES, "127.0.0.1"),
+    ]);
+    expect(both.map((pki) => pki.dir)).toEqual([shared, shared]);
+    expect((await ensureSandboxPki(shared, CLUSTERS, SPOKES, "127.0.0.1")).reused).toBe(true);
+  }, 30_000);
 });
