@@ -1,19 +1,14 @@
 /**
- * What the sandbox prints once it runs: where everything is, and
- * ready-to-paste commands against it (`curl`, `npm run aetherctl`,
- * `npx buf curl`). Pure.
+ * What the sandbox prints once it runs: where everything is, its mutual TLS
+ * (trust domains, certificates, who is authorized), and ready-to-paste
+ * commands against it (`sandbox-commands.ts`). Pure.
  */
-import { relative } from "node:path";
 import type { SandboxInfo } from "./sandbox.js";
+import { sandboxCommands, shortPath } from "./sandbox-commands.js";
+import { OPERATOR_ID, registrarIdOf, trustDomainOf } from "./sandbox-identities.js";
 
 /** The last line of the banner: everything is up. */
 export const READY_LINE = "ready: Ctrl-C (or SIGTERM) stops everything";
-
-/** A path relative to `cwd` when it is under it, else as is. */
-function shortPath(path: string, cwd: string): string {
-  const rel = relative(cwd, path);
-  return rel === "" || rel.startsWith("..") ? path : rel;
-}
 
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
@@ -25,6 +20,20 @@ function table(rows: readonly (readonly string[])[]): string[] {
   return rows.map((row) =>
     `  ${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ")}`.trimEnd(),
   );
+}
+
+/** The banner's lines on mutual TLS: trust domains, the PKI, who may call whom. */
+function tlsLines(info: SandboxInfo, cwd: string): string[] {
+  const pki = info.pki;
+  if (pki === undefined) return [];
+  const domains = info.registrars.map((r) => trustDomainOf(r.cluster)).join(", ");
+  return [
+    `mutual TLS (SPIFFE X.509-SVIDs): a CA per trust domain (${domains}); every registrar trusts all three`,
+    `  certificates: ${shortPath(pki.dir, cwd)} (${pki.reused ? "reused from an earlier run" : "made now"}; kept for the next run)`,
+    "  each registrar authorizes its cluster's agent, every registrar, and the operator",
+    `  ${OPERATOR_ID} (${shortPath(pki.operator.cert, cwd)}: aetherctl, buf curl, curl)`,
+    `  agents check their registrar's ID, e.g. ${registrarIdOf(info.registrars[1]?.cluster ?? "east")}`,
+  ];
 }
 
 /**
@@ -43,11 +52,12 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
   const lines = [
     `aether sandbox: ${info.registrars.length} registrars and ${info.agents.length} agents in this process, ${where}`,
     "",
-    "registrars (ConfigService: Connect, gRPC, gRPC-Web; /readyz, /metrics)",
+    `registrars (ConfigService: Connect, gRPC, gRPC-Web${info.pki === undefined ? "" : " over mutual TLS"}; admin: plain HTTP /readyz, /metrics)`,
     ...table(
       info.registrars.map((r) => [
         r.cluster,
         r.url,
+        `admin ${r.adminUrl}`,
         r.role === "hub"
           ? `control cluster, exports ${shortPath(info.meshDir, cwd)}`
           : `spoke, imports from ${hub?.cluster ?? "the hub"}`,
@@ -78,14 +88,15 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
   lines.push(
     `  state: ${info.stateDir} (caches, <cluster>/routes.json${info.stateIsTemporary ? "; removed at exit" : ""})`,
   );
+  if (info.pki !== undefined) lines.push("", ...tlsLines(info, cwd));
   if (spoke !== undefined) {
-    const ctl = `npm run aetherctl -- --registrar ${spoke.url}`;
-    const buf = "npx buf curl --protocol grpc --http2-prior-knowledge";
-    const method = `${spoke.url}/aether.registry.v1.ConfigService`;
+    const commands = sandboxCommands(info, spoke, cwd);
+    const ctl = commands.aetherctl;
     lines.push(
       "",
       "try",
       ...(local === undefined ? [] : [`  curl -s ${local.url}/routes`]),
+      `  ${commands.readyz}`,
       `  ${ctl} list`,
       `  ${ctl} status`,
       `  ${ctl} explain --from-namespace web GET http://checkout.shop:8080/cart`,
@@ -93,8 +104,8 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
       `  ${ctl} explain --from-namespace web GET http://cart.shop:8080/basket/42`,
       `  ${ctl} explain --from-namespace web --grpc payments.v1.Ledger/GetBalance http://ledger.payments:9090 -H 'x-ledger-shard: eu'`,
       `  ${ctl} watch`,
-      `  ${buf} --list-methods ${spoke.url}`,
-      `  ${buf} -d '{"services":["shop/checkout"]}' ${method}/ListAllConfig`,
+      ...commands.buf.map((command) => `  ${command}`),
+      `  ${commands.curl}`,
     );
   }
   lines.push(

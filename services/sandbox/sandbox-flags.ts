@@ -13,6 +13,9 @@ import { HUB_CLUSTER } from "./sandbox-topology.js";
 /** The repository root: the default `--examples` is `examples/` under it. */
 const ROOT = resolve(import.meta.dirname, "../..");
 
+/** The default `--pki-dir`, under the repository root (gitignored). */
+export const DEFAULT_PKI_DIR = ".sandbox/pki";
+
 /** The default first port: the hub registrar's (spokes and agents follow it). */
 export const DEFAULT_BASE_PORT = 8080;
 
@@ -34,6 +37,10 @@ export interface SandboxConfig {
   readonly stateDir: string | undefined;
   /** The log level of the registrars and agents (JSON lines on stderr). */
   readonly logLevel: string;
+  /** Mutual TLS with SPIFFE identities on every ConfigService connection (default); false: `--plaintext`. */
+  readonly tls: boolean;
+  /** Where the PKI of `tls` is kept and reused (absolute; default `.sandbox/pki` in the repository). */
+  readonly pkiDir: string;
 }
 
 /** The `--help` text. */
@@ -43,8 +50,10 @@ export const SANDBOX_USAGE = `Usage: npm start -- [flags]
 Runs the whole multi-cluster topology in one process: a hub registrar (the
 control cluster, exporting the manifests under EXAMPLES/mesh), two spoke
 registrars (east, west) and an agent per spoke (west with the local routes
-under EXAMPLES/local/west). Prints where to look, then runs until Ctrl-C or
-SIGTERM, which stops everything (exit 0).
+under EXAMPLES/local/west), with mutual TLS and SPIFFE identities on every
+ConfigService connection unless --plaintext. Prints where to look and
+ready-to-paste commands, then runs until Ctrl-C or SIGTERM, which stops
+everything (exit 0).
 
 Flags:
   --store memory|etcd       memory (default): one embedded store shared by the
@@ -52,8 +61,17 @@ Flags:
   --etcd-endpoints URL[,URL] etcd client URLs (required with --store etcd)
   --etcd-prefix PREFIX      store key prefix (default ${DEFAULT_STORE_PREFIX})
   --listen-host HOST        address of every registrar and agent (default 127.0.0.1)
+  --tls                     mutual TLS with SPIFFE identities on every ConfigService
+                            connection (the default): a CA per cluster (trust domains
+                            hub.mesh, east.mesh, west.mesh) and an SVID per registrar,
+                            agent and the operator (aetherctl, curl), made with openssl
+  --plaintext               no TLS: plain HTTP/h2c everywhere, no openssl needed
+  --pki-dir DIR             where the certificates are kept and reused across runs
+                            (default .sandbox/pki in the repository)
   --base-port N             the hub registrar's port; east and west registrars use
-                            N+1 and N+2, their agents N+1001 and N+1002
+                            N+1 and N+2, their agents N+1001 and N+1002, and the
+                            registrars' plain-HTTP admin ports (/healthz, /readyz,
+                            /metrics) N+100, N+101, N+102
                             (default ${DEFAULT_BASE_PORT}; 0 picks free ports)
   --examples DIR            the manifests (default: the repository's examples/)
   --state-dir DIR           keep the agents' caches and route tables in DIR
@@ -84,6 +102,9 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "hel
         examples: { type: "string" },
         "state-dir": { type: "string" },
         "log-level": { type: "string", default: "warn" },
+        tls: { type: "boolean" },
+        plaintext: { type: "boolean" },
+        "pki-dir": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -124,6 +145,14 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "hel
   const stateDir = values["state-dir"] as string | undefined;
   if (examples === "") throw new UsageError("--examples needs a directory");
   if (stateDir === "") throw new UsageError("--state-dir needs a directory");
+  if (values.tls === true && values.plaintext === true) {
+    throw new UsageError("--tls and --plaintext contradict each other; give one of them");
+  }
+  const pkiDir = values["pki-dir"] as string | undefined;
+  if (pkiDir === "") throw new UsageError("--pki-dir needs a directory");
+  if (pkiDir !== undefined && values.plaintext === true) {
+    throw new UsageError("--pki-dir is only used with TLS (not with --plaintext)");
+  }
   return {
     store,
     etcdEndpoints,
@@ -133,5 +162,7 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "hel
     examplesDir: examples === undefined ? resolve(ROOT, "examples") : resolve(examples),
     stateDir: stateDir === undefined ? undefined : resolve(stateDir),
     logLevel,
+    tls: values.plaintext !== true,
+    pkiDir: pkiDir === undefined ? resolve(ROOT, DEFAULT_PKI_DIR) : resolve(pkiDir),
   };
 }

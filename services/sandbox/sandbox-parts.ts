@@ -18,7 +18,12 @@ import {
 import { createReportedDirSource, type ReportedDirSource } from "./route-problems.js";
 import type { SandboxOptions } from "./sandbox.js";
 import type { SandboxConfig } from "./sandbox-flags.js";
-import { HUB_CLUSTER, type SpokeSpec, type sandboxPorts } from "./sandbox-topology.js";
+import { authorizedIds, registrarIdOf, trustDomainOf } from "./sandbox-identities.js";
+import type { SandboxPki } from "./sandbox-pki.js";
+import { HUB_CLUSTER, SPOKES, type SpokeSpec, type sandboxPorts } from "./sandbox-topology.js";
+
+/** Every cluster of the sandbox, the hub first. */
+export const CLUSTERS = [HUB_CLUSTER, ...SPOKES.map((spoke) => spoke.cluster)];
 
 /** A `--listen` value for `host:port` (an IPv6 host in brackets). */
 function listenFlag(host: string, port: number): string {
@@ -33,6 +38,8 @@ export interface SandboxParts {
   readonly registrars: Registrar[];
   readonly agents: Agent[];
   readonly sources: ReportedDirSource[];
+  /** The PKI of mutual TLS, made before the first registrar starts; undefined: plaintext (`--plaintext`). */
+  pki?: SandboxPki;
   /** The embedded store's shared backend, made by the first registrar (memory store only). */
   backend?: MemoryBackend;
 }
@@ -49,16 +56,58 @@ function storeFlags(config: SandboxConfig): string[] {
 }
 
 /**
- * Starts the registrar of `cluster` on `port`, exporting `exportDir` when
- * given (the hub), on the shared embedded backend or etcd; returns its URL.
+ * The TLS flags of `cluster`'s registrar: its SVID, every cluster's bundle
+ * (federation) and whom it authorizes (see `sandbox-identities.ts`).
+ */
+function registrarTlsFlags(pki: SandboxPki, cluster: string): string[] {
+  const svid = pki.svids.get(`${cluster}-registrar`);
+  if (svid === undefined) throw new Error(`no SVID for ${cluster}'s registrar`);
+  return [
+    ...["--tls-cert-file", svid.cert, "--tls-key-file", svid.key],
+    ...[...pki.bundles].flatMap(([c, file]) => [
+      "--trust-domain-bundle",
+      `${trustDomainOf(c)}=${file}`,
+    ]),
+    ...authorizedIds(cluster, CLUSTERS).flatMap((id) => ["--authorize", id]),
+  ];
+}
+
+/**
+ * The TLS flags of `cluster`'s agent: its SVID, and its registrar's
+ * SPIFFE ID checked against its trust domain's bundle.
+ */
+function agentTlsFlags(pki: SandboxPki, cluster: string): string[] {
+  const svid = pki.svids.get(`${cluster}-agent`);
+  const bundle = pki.bundles.get(cluster);
+  if (svid === undefined || bundle === undefined) throw new Error(`no SVID for ${cluster}'s agent`);
+  return [
+    ...["--tls-cert-file", svid.cert, "--tls-key-file", svid.key],
+    ...["--trust-domain-bundle", `${trustDomainOf(cluster)}=${bundle}`],
+    ...["--registrar-spiffe-id", registrarIdOf(cluster)],
+  ];
+}
+
+/** A started registrar's URLs. */
+export interface RegistrarUrls {
+  /** The ConfigService URL (`https://` with TLS). */
+  readonly url: string;
+  /** The admin port's URL (plain HTTP: `/healthz`, `/readyz`, `/metrics`). */
+  readonly adminUrl: string;
+}
+
+/**
+ * Starts the registrar of `cluster` on `port` (its admin port on
+ * `adminPort`), over mutual TLS when the sandbox has a PKI, exporting
+ * `exportDir` when given (the hub), on the shared embedded backend or
+ * etcd; returns its URLs.
  */
 export async function startRegistrar(
   parts: SandboxParts,
   cluster: string,
   port: number,
   exportDir: string | undefined,
-): Promise<string> {
-  const { config, options } = parts;
+): Promise<RegistrarUrls> {
+  const { config, options, pki } = parts;
   const print = options.print;
   const parsed = parseRegistrarFlags([
     "--cluster",
@@ -67,6 +116,9 @@ export async function startRegistrar(
     HUB_CLUSTER,
     "--listen",
     listenFlag(config.host, port),
+    "--admin-listen",
+    listenFlag(config.host, parts.ports.admin.get(cluster) ?? 0),
+    ...(pki === undefined ? [] : registrarTlsFlags(pki, cluster)),
     ...storeFlags(config),
     ...(exportDir === undefined ? [] : ["--export-source", `dir:${exportDir}`]),
   ]);
@@ -101,7 +153,7 @@ export async function startRegistrar(
   });
   parts.registrars.push(registrar);
   const address = await registrar.start();
-  return address.url;
+  return { url: address.url, adminUrl: registrar.adminAddress?.url ?? "" };
 }
 
 /**
@@ -136,6 +188,7 @@ export async function startAgent(
     "--listen",
     listenFlag(config.host, ports.agents.get(spoke.cluster) ?? 0),
     ...(localDir === undefined ? [] : ["--local-source", `dir:${localDir}`]),
+    ...(parts.pki === undefined ? [] : agentTlsFlags(parts.pki, spoke.cluster)),
   ]);
   if (parsed === "help") throw new Error("unreachable: --help");
   const logger = options.logger({ component: "agent", cluster: spoke.cluster });

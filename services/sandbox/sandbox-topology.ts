@@ -42,12 +42,15 @@ export interface SandboxPorts {
   readonly registrars: ReadonlyMap<string, number>;
   /** Each agent's port, by cluster. */
   readonly agents: ReadonlyMap<string, number>;
+  /** Each registrar's admin port (plain HTTP `/healthz`, `/readyz`, `/metrics`), by cluster, the hub first. */
+  readonly admin: ReadonlyMap<string, number>;
 }
 
 /**
  * The ports for a base port: the hub on `base`, the i-th spoke's registrar on
  * `base + 1 + i` and its agent on `base + 1001 + i` (8080, 8081, 8082, 9081,
- * 9082 by default). A base of 0 gives 0 everywhere: free ports.
+ * 9082 by default); the registrars' admin ports 100 above their own (8180,
+ * 8181, 8182). A base of 0 gives 0 everywhere: free ports.
  */
 export function sandboxPorts(base: number): SandboxPorts {
   const at = (offset: number) => (base === 0 ? 0 : base + offset);
@@ -55,5 +58,6 @@ export function sandboxPorts(base: number): SandboxPorts {
     hub: at(0),
     registrars: new Map(SPOKES.map((spoke, i) => [spoke.cluster, at(1 + i)])),
     agents: new Map(SPOKES.map((spoke, i) => [spoke.cluster, at(1001 + i)])),
+    admin: new Map([HUB_CLUSTER, ...SPOKES.map((s) => s.cluster)].map((c, i) => [c, at(100 + i)])),
   };
 }

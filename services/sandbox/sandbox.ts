@@ -10,6 +10,11 @@
  *   etcd leader election for its exporter) on the given endpoints, still in
  *   this process.
  *
+ * With `tls` (the default) every ConfigService port serves mutual TLS with
+ * the SPIFFE identities of `sandbox-identities.ts`, from the PKI of
+ * `sandbox-pki.ts`; each registrar's probes and metrics are also on a plain
+ * HTTP admin port.
+ *
  * The hub exports the manifests under `EXAMPLES/mesh` (re-read on change);
  * each spoke's agent follows its spoke registrar with its own dependency set,
  * a last-known cache and a route-table file under the state directory; a
@@ -27,7 +32,8 @@ import type { Logger } from "../runtime/logger.js";
 import type { ReportedDirSource } from "./route-problems.js";
 import { describeRouteTableChanges } from "./route-table-changes.js";
 import type { SandboxConfig } from "./sandbox-flags.js";
-import { type SandboxParts, startAgent, startRegistrar } from "./sandbox-parts.js";
+import { CLUSTERS, type SandboxParts, startAgent, startRegistrar } from "./sandbox-parts.js";
+import { ensureSandboxPki, type SandboxPki } from "./sandbox-pki.js";
 import { HUB_CLUSTER, MESH_DIR, SPOKES, type SpokeSpec, sandboxPorts } from "./sandbox-topology.js";
 
 /** How long the registrars may take to sync with the store before the start fails. */
@@ -51,8 +57,10 @@ export interface SandboxRegistrarInfo {
   readonly cluster: string;
   /** `hub` (the control cluster, exporting) or `spoke` (importing). */
   readonly role: "hub" | "spoke";
-  /** Its base URL. */
+  /** Its base URL (`https://` with TLS). */
   readonly url: string;
+  /** Its admin port's URL (plain HTTP `/healthz`, `/readyz`, `/metrics`). */
+  readonly adminUrl: string;
 }
 
 /** An agent of the running sandbox. */
@@ -89,6 +97,8 @@ export interface SandboxInfo {
   readonly stateDir: string;
   /** Whether the state directory is removed when the sandbox stops. */
   readonly stateIsTemporary: boolean;
+  /** The PKI every ConfigService connection's mutual TLS uses; undefined: `--plaintext`. */
+  readonly pki: SandboxPki | undefined;
 }
 
 /** The sandbox; see the module comment. */
@@ -205,6 +215,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         );
       }
     }
+    if (config.tls) {
+      const spokes = SPOKES.map((spoke) => spoke.cluster);
+      parts.pki = await ensureSandboxPki(config.pkiDir, CLUSTERS, spokes, config.host);
+    }
     stateDir ??= await mkdtemp(join(tmpdir(), "aether-sandbox-"));
     await mkdir(stateDir, { recursive: true });
 
@@ -212,14 +226,14 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       {
         cluster: HUB_CLUSTER,
         role: "hub",
-        url: await startRegistrar(parts, HUB_CLUSTER, ports.hub, meshDir),
+        ...(await startRegistrar(parts, HUB_CLUSTER, ports.hub, meshDir)),
       },
     ];
     for (const spoke of SPOKES) {
       signal.throwIfAborted();
       const port = ports.registrars.get(spoke.cluster) ?? 0;
-      const url = await startRegistrar(parts, spoke.cluster, port, undefined);
-      registrarInfo.push({ cluster: spoke.cluster, role: "spoke", url });
+      const urls = await startRegistrar(parts, spoke.cluster, port, undefined);
+      registrarInfo.push({ cluster: spoke.cluster, role: "spoke", ...urls });
     }
     const synced = await within(
       Promise.all(registrars.map((registrar) => registrar.cache.whenSynced())),
@@ -268,6 +282,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       })),
       stateDir,
       stateIsTemporary: config.stateDir === undefined,
+      pki: parts.pki,
     };
   };
 

@@ -1,25 +1,36 @@
 /**
  * The sandbox (`npm start`) as a new user runs it: one OS process started
  * the way the start script does (`node --import tsx services/sandbox/main.ts`),
- * on free ports and over a temp copy of `examples/`. Its printed URLs are
- * read, the agents' route tables checked, an edit of a copied manifest
- * awaited in them, and SIGINT must stop everything: exit 0, every port
- * closed, no child process left, the temp state removed.
+ * on free ports and over a temp copy of `examples/`, with mutual TLS (the
+ * default; its PKI in a temp `--pki-dir`). Its printed URLs are read, the
+ * agents' route tables checked, an edit of a copied manifest awaited in
+ * them, and SIGINT must stop everything: exit 0, every port closed, no child
+ * process left, the temp state removed. Over mutual TLS: a client without
+ * a certificate, and plaintext, are refused; another cluster's agent is
+ * denied; every printed command (aetherctl, buf curl, curl) is run and
+ * works. The etcd run uses `--plaintext`.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync } from "node:fs";
-import { cp, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { READY_LINE } from "../../services/sandbox/sandbox-banner.js";
+import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 import { type EtcdHandle, startEtcd } from "../support/etcd.js";
+import { runPrinted, shellWords, tlsGet } from "../support/sandbox-commands.js";
+import {
+  interruptAndCheck,
+  SANDBOX_MAIN as MAIN,
+  type SandboxProcess,
+  sandboxes,
+  started,
+  startSandbox,
+  stopQuietly,
+} from "../support/sandbox-process.js";
 import { waitFor } from "../support/wait.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const MAIN = resolve(ROOT, "services/sandbox/main.ts");
 
 /** An entry of an agent's `/routes` (the fields these tests read). */
 interface RoutesEntry {
@@ -33,113 +44,6 @@ interface RoutesEntry {
       readonly rules?: { readonly backends?: { service?: string; weight?: number }[] }[];
     }[];
   };
-}
-
-/** A running sandbox process. */
-interface SandboxProcess {
-  readonly child: ChildProcess;
-  /** Every stdout line so far. */
-  readonly lines: string[];
-  /** Registrar URLs by cluster (hub, east, west). */
-  readonly registrars: Map<string, string>;
-  /** Agent base URLs by cluster (east, west). */
-  readonly agents: Map<string, string>;
-  /** The printed state directory. */
-  readonly stateDir: string;
-  /** Resolves with the first stdout line (present or future) that satisfies `match`. */
-  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
-  /** Everything written to stderr so far. */
-  stderr(): string;
-}
-
-/** Every process the tests spawned, and the sandboxes among them that got ready. */
-const started = new Set<ChildProcess>();
-const sandboxes = new Set<SandboxProcess>();
-
-/** Starts the sandbox with `args` and resolves once it printed its ready line. */
-async function startSandbox(args: readonly string[]): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: undefined },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  started.add(child);
-  const exited = once(child, "exit");
-  const lines: string[] = [];
-  const waiters = new Set<{ match: (line: string) => boolean; done: (line: string) => void }>();
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-    lines.push(line);
-    for (const waiter of [...waiters]) if (waiter.match(line)) waiter.done(line);
-  });
-  const waitForLine = (match: (line: string) => boolean, timeoutMs = 20_000) => {
-    const seen = lines.find(match);
-    if (seen !== undefined) return Promise.resolve(seen);
-    return new Promise<string>((resolvePromise, reject) => {
-      const waiter = {
-        match,
-        done: (line: string) => {
-          clearTimeout(timer);
-          waiters.delete(waiter);
-          resolvePromise(line);
-        },
-      };
-      const fail = (why: string) => {
-        waiters.delete(waiter);
-        reject(new Error(`${why}\nstdout:\n${lines.join("\n")}\nstderr:\n${stderr}`));
-      };
-      const timer = setTimeout(() => fail(`no matching line in ${timeoutMs} ms`), timeoutMs);
-      waiters.add(waiter);
-      void exited.then(() => {
-        if (!waiters.has(waiter)) return;
-        clearTimeout(timer);
-        fail(`the sandbox exited with ${child.exitCode} first`);
-      });
-    });
-  };
-  await waitForLine((line) => line === READY_LINE, 30_000);
-  const registrars = new Map<string, string>();
-  const agents = new Map<string, string>();
-  let stateDir = "";
-  for (const line of lines) {
-    const registrar = /^ {2}(\w+)\s+(http:\/\/\S+)\s+(control cluster|spoke),/.exec(line);
-    if (registrar !== null) registrars.set(registrar[1] as string, registrar[2] as string);
-    const agent = /^ {2}(\w+)\s+(http:\/\/\S+)\/routes\s+follows /.exec(line);
-    if (agent !== null) agents.set(agent[1] as string, agent[2] as string);
-    const state = /^ {2}state: (\S+) /.exec(line);
-    if (state !== null) stateDir = state[1] as string;
-  }
-  const sandbox = { child, lines, registrars, agents, stateDir, waitForLine, stderr: () => stderr };
-  sandboxes.add(sandbox);
-  return sandbox;
-}
-
-/** The OS processes whose parent is `pid` (Linux /proc). */
-async function childPids(pid: number): Promise<number[]> {
-  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  const pids: number[] = [];
-  for (const task of tasks) {
-    const text = await readFile(`/proc/${pid}/task/${task}/children`, "utf8").catch(() => "");
-    pids.push(
-      ...text
-        .split(/\s+/)
-        .filter((s) => s !== "")
-        .map(Number),
-    );
-  }
-  return pids;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function routesOf(agentUrl: string): Promise<RoutesEntry[]> {
@@ -156,38 +60,6 @@ function canaryWeights(entries: readonly RoutesEntry[]): Record<string, number |
   return Object.fromEntries(backends.map((b) => [b.service ?? "", b.weight]));
 }
 
-/** Sends SIGINT and checks the clean stop: exit 0, ports closed, no child left, state removed. */
-async function interruptAndCheck(sandbox: SandboxProcess): Promise<void> {
-  const pid = sandbox.child.pid as number;
-  const children = await childPids(pid);
-  const exited = once(sandbox.child, "exit");
-  sandbox.child.kill("SIGINT");
-  const [code, signal] = await exited;
-  expect({ code, signal, stderr: sandbox.stderr() }).toMatchObject({ code: 0, signal: null });
-  expect(sandbox.lines.at(-1)).toBe("stopped");
-  for (const url of [...sandbox.registrars.values(), ...sandbox.agents.values()]) {
-    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
-  }
-  await waitFor(() => children.every((child) => !isRunning(child)), 5_000, "children to exit");
-  expect(existsSync(sandbox.stateDir)).toBe(false);
-}
-
-/**
- * Stops a sandbox however a test ended: SIGINT (SIGKILL after 10 s), then
- * removes its state directory in case it could not. Idempotent.
- */
-async function stopQuietly(sandbox: SandboxProcess): Promise<void> {
-  const { child } = sandbox;
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = once(child, "exit");
-    child.kill("SIGINT");
-    const escalate = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    await exited;
-    clearTimeout(escalate);
-  }
-  if (sandbox.stateDir !== "") await rm(sandbox.stateDir, { recursive: true, force: true });
-}
-
 afterAll(async () => {
   await Promise.all([...sandboxes].map(stopQuietly));
   for (const child of started) {
@@ -195,30 +67,112 @@ afterAll(async () => {
   }
 });
 
-describe("the sandbox (npm start) on the embedded store", () => {
+describe("the sandbox (npm start) on the embedded store, over mutual TLS (the default)", () => {
   let examples: string;
+  let pkiDir: string;
   let sandbox: SandboxProcess;
+  /** A file of the sandbox's PKI. */
+  const pki = (name: string) => join(pkiDir, name);
 
   beforeAll(async () => {
     examples = await mkdtemp(join(tmpdir(), "aether-sandbox-examples-"));
+    pkiDir = join(await mkdtemp(join(tmpdir(), "aether-sandbox-pki-")), "pki");
     await cp(resolve(ROOT, "examples"), examples, { recursive: true });
-    sandbox = await startSandbox(["--base-port", "0", "--examples", examples]);
+    sandbox = await startSandbox(["--base-port", "0", "--examples", examples, "--pki-dir", pkiDir]);
   }, 40_000);
 
   afterAll(async () => {
     if (sandbox !== undefined) await stopQuietly(sandbox);
     await rm(examples, { recursive: true, force: true });
+    if (pkiDir !== undefined) await rm(join(pkiDir, ".."), { recursive: true, force: true });
   });
 
   it("prints a URL for the hub, both spokes and both agents, and each one is ready", async () => {
     expect([...sandbox.registrars.keys()]).toEqual(["hub", "east", "west"]);
     expect([...sandbox.agents.keys()]).toEqual(["east", "west"]);
-    for (const url of [...sandbox.registrars.values(), ...sandbox.agents.values()]) {
+    for (const url of sandbox.registrars.values()) expect(url).toMatch(/^https:\/\//);
+    // Probes need no certificate: the registrars' admin ports are plain HTTP.
+    for (const url of [...sandbox.admin.values(), ...sandbox.agents.values()]) {
       expect((await fetch(`${url}/readyz`)).status, url).toBe(200);
     }
     const text = sandbox.lines.join("\n");
-    expect(text).toContain("npm run aetherctl -- --registrar");
-    expect(text).toContain("npx buf curl --protocol grpc --http2-prior-knowledge");
+    expect(text).toContain(`certificates: ${pkiDir} (made now; kept for the next run)`);
+    expect(text).toContain("npm run aetherctl -- --registrar https://");
+    expect(text).toContain(`npx buf curl --protocol grpc --cacert ${pki("ca-bundle.pem")}`);
+  });
+
+  it("every registrar's ConfigService port refuses plaintext and a client without a certificate, and serves the operator's", async () => {
+    const ca = pki("ca-bundle.pem");
+    const operator = { ca, cert: pki("operator.crt"), key: pki("operator.key") };
+    for (const url of sandbox.registrars.values()) {
+      await expect(tlsGet(url, "/readyz", { ca }), url).rejects.toThrow();
+      await expect(fetch(`${url.replace("https:", "http:")}/readyz`), url).rejects.toThrow();
+      expect(await tlsGet(url, "/readyz", operator), url).toEqual({ status: 200, body: "ready\n" });
+    }
+  });
+
+  it("runs every printed command: curl, buf curl and aetherctl list as printed, the other aetherctl commands in process", async () => {
+    const commands = sandbox.commands;
+    const ctl = commands.filter((c) => c.startsWith("npm run aetherctl -- "));
+    const asPrinted = commands.filter((c) => !c.startsWith("npm run") || c.endsWith(" list"));
+    expect(asPrinted.length).toBeGreaterThanOrEqual(6);
+    const runs = await Promise.all(asPrinted.map((command) => runPrinted(command, ROOT)));
+    const outputs = new Map(asPrinted.map((command, i) => [command, runs[i]]));
+    for (const [command, result] of outputs) {
+      expect({ command, ...result }).toMatchObject({ code: 0 });
+    }
+    const output = (pattern: RegExp) =>
+      [...outputs].find(([command]) => pattern.test(command))?.[1]?.stdout ?? "";
+    expect(output(/aetherctl .* list$/)).toMatch(/shop\/checkout\s+hub\s/);
+    expect(output(/\/readyz$/)).toBe("ready\n");
+    expect(output(/--list-methods/)).toContain("aether.registry.v1.ConfigService/ListAllConfig");
+    expect(output(/^npx buf curl .*ListAllConfig$/)).toContain('"originCluster": "hub"');
+    expect(JSON.parse(output(/^curl .*ListAllConfig /)).projections[0].service).toBe(
+      "shop/checkout",
+    );
+
+    for (const command of ctl.filter((c) => !c.endsWith(" list"))) {
+      const args = await shellWords(command.slice("npm run aetherctl -- ".length));
+      if (args.at(-1) === "watch") {
+        const stop = new AbortController();
+        const watched = await runAetherctlInProcess(args, {
+          signal: stop.signal,
+          onStdout: (printed) => printed.includes("SYNCED") && stop.abort(),
+        });
+        expect({ command, ...watched }).toMatchObject({
+          code: 0,
+          stdout: expect.stringMatching(/SNAPSHOT[\s\S]*SYNCED/),
+        });
+        continue;
+      }
+      const result = await runAetherctlInProcess(args);
+      expect({ command, ...result }).toMatchObject({ code: 0, stderr: "" });
+    }
+  }, 60_000);
+
+  it("a registrar denies another cluster's agent (PermissionDenied naming its ID) and serves its own", async () => {
+    const westAgent = { cert: pki("west-agent.crt"), key: pki("west-agent.key") };
+    // A Connect GET: no request body, so the refusal cannot race the client's write.
+    const status =
+      "/aether.registry.v1.ConfigService/GetConfigStatus?connect=v1&encoding=json&message=%7B%7D";
+    const east = sandbox.registrars.get("east") as string;
+    const denied = await tlsGet(east, status, { ca: pki("east.mesh.pem"), ...westAgent });
+    expect(denied.status).toBe(403);
+    expect(JSON.parse(denied.body)).toMatchObject({
+      code: "permission_denied",
+      message: expect.stringContaining("spiffe://west.mesh/ns/aether-system/sa/aether-agent"),
+    });
+    const served = await runAetherctlInProcess([
+      ...["--registrar", sandbox.registrars.get("west") as string],
+      ...["--tls-cert-file", westAgent.cert, "--tls-key-file", westAgent.key],
+      ...["--trust-domain-bundle", `west.mesh=${pki("west.mesh.pem")}`],
+      ...["--registrar-spiffe-id", "spiffe://west.mesh/ns/aether-system/sa/aether-registrar"],
+      "list",
+    ]);
+    expect({ ...served }).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/identity\/users\s+hub\s/),
+    });
   });
 
   it("prints no route rejections and no unreadable manifests for the examples", () => {
@@ -293,8 +247,9 @@ describe("the sandbox with --store etcd", () => {
     await etcd?.stop();
   });
 
-  it("runs the same topology on a real etcd: both agents get the hub's config, SIGINT exits 0", async () => {
+  it("runs the same topology on a real etcd with --plaintext: both agents get the hub's config, aetherctl lists it over plain HTTP, SIGINT exits 0", async () => {
     const sandbox = await startSandbox([
+      "--plaintext",
       "--base-port",
       "0",
       "--store",
@@ -305,6 +260,16 @@ describe("the sandbox with --store etcd", () => {
       `/sandbox-test-${process.pid}/aether/v1`,
     ]);
     expect(sandbox.lines[0]).toContain(`on etcd at ${etcd.endpoint}`);
+    for (const url of sandbox.registrars.values()) {
+      expect((await fetch(`${url}/readyz`)).status, url).toBe(200);
+    }
+    const list = sandbox.commands.find((c) => c.endsWith(" list")) as string;
+    expect(list).toMatch(/^npm run aetherctl -- --registrar http:\/\/\S+ list$/);
+    const listed = await runAetherctlInProcess(await shellWords(list.slice(21)));
+    expect({ ...listed }).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/shop\/checkout\s+hub\s/),
+    });
     const east = await routesOf(sandbox.agents.get("east") as string);
     const west = await routesOf(sandbox.agents.get("west") as string);
     expect(east.map((e) => `${e.service} ${e.source} ${e.origin}`)).toEqual([
@@ -321,20 +286,46 @@ describe("the sandbox with --store etcd", () => {
   });
 });
 
+/** Runs the sandbox with `args` (and `env` added) to its exit; its code and standard error. */
+async function runToExit(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  started.add(child);
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = await once(child, "exit");
+  return { code: code as number, stderr };
+}
+
 describe("the sandbox's flags", () => {
   it("exits 2 with the usage text for a bad flag", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "--store", "bogus"], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    started.add(child);
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const [code] = await once(child, "exit");
+    const { code, stderr } = await runToExit(["--store", "bogus"]);
     expect(code).toBe(2);
     expect(stderr).toContain('--store "bogus" must be memory or etcd');
     expect(stderr).toContain("Usage: npm start -- [flags]");
+  });
+
+  it("without openssl (and no PKI to reuse) stops with one line: install openssl or run with --plaintext", async () => {
+    const pkiDir = join(await mkdtemp(join(tmpdir(), "aether-sandbox-nopki-")), "pki");
+    try {
+      const args = ["--base-port", "0", "--pki-dir", pkiDir];
+      const { code, stderr } = await runToExit(args, { OPENSSL_BIN: "/nonexistent/openssl" });
+      expect(code).toBe(1);
+      expect(stderr.trimEnd().split("\n")).toEqual([
+        expect.stringMatching(
+          /^aether-sandbox: cannot start: openssl not found .*install openssl.* or run with --plaintext$/,
+        ),
+      ]);
+    } finally {
+      await rm(join(pkiDir, ".."), { recursive: true, force: true });
+    }
   });
 });

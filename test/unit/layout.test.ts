@@ -17,6 +17,7 @@ const RULES: Record<string, { readonly folders: readonly string[]; readonly node
   "services/runtime": { folders: ["services/common"], node: true },
   "services/sources": { folders: ["gen", "services/common", "services/runtime"], node: true },
   "services/process": { folders: ["services/common", "services/runtime"], node: true },
+  "services/dev-pki": { folders: [], node: true },
   "services/registrar": {
     folders: ["gen", "services/common", "services/runtime", "services/sources", "services/process"],
     node: true,
@@ -38,6 +39,7 @@ const RULES: Record<string, { readonly folders: readonly string[]; readonly node
       "services/sources",
       "services/process",
       "services/registrar",
+      "services/dev-pki",
       "clients/agent",
     ],
     node: true,
