@@ -181,6 +181,7 @@ async function runLeg(
         service: scenario.services[0] as string,
         concurrency,
         seconds: flags.handshakeSeconds,
+        serverPid: registrar.pid,
       });
     const sequential = await rate(1);
     const concurrent = await rate(flags.handshakeConcurrency);

@@ -51,6 +51,12 @@ export function renderTlsSection(r: TlsBenchResults): string {
   row(`fleet start: all ${f.agents} agents ready (ms)`, (l) => l.agentsReadyMs);
   row("**new connections/s, one at a time**", (l) => l.sequential.perSecond);
   row(`**new connections/s, ${f.handshakeConcurrency} at once**`, (l) => l.concurrent.perSecond);
+  row("**registrar CPU per new connection, one at a time (ms)**", (l) => l.sequential.serverCpuMs);
+  row(
+    `registrar CPU per new connection, ${f.handshakeConcurrency} at once (ms)`,
+    (l) => l.concurrent.serverCpuMs,
+  );
+  row("client CPU per new connection, one at a time (ms)", (l) => l.sequential.clientCpuMs);
   lines.push(
     "",
     "Each new connection: connect, handshake, one ListConfig call, close (latency p50 / p99):",
@@ -68,7 +74,9 @@ export function renderTlsSection(r: TlsBenchResults): string {
       `TLS costs ${tls.perStreamKb - plain.perStreamKb} KiB of registrar RSS per stream ` +
         `(${tls.perStreamKb} vs ${plain.perStreamKb} KiB), and a new connection with its full ` +
         `handshake runs at ${ratio(tls.sequential.perSecond, plain.sequential.perSecond)}× the h2c rate one at a time, ` +
-        `${ratio(tls.concurrent.perSecond, plain.concurrent.perSecond)}× with ${tls.concurrent.concurrency} at once.`,
+        `${ratio(tls.concurrent.perSecond, plain.concurrent.perSecond)}× with ${tls.concurrent.concurrency} at once; ` +
+        `the registrar spends ${tls.sequential.serverCpuMs} ms of CPU on one (h2c ${plain.sequential.serverCpuMs} ms). ` +
+        "The CPU per connection is the figure other load on the machine changes least.",
     );
   }
   lines.push("", TLS_END);

@@ -11,6 +11,8 @@ const rate = (concurrency: number, perSecond: number, failures = 0): ConnectionR
   seconds: 10,
   perSecond,
   latency: { count: perSecond * 10, p50: 4, p90: 6, p99: 9, max: 12 },
+  serverCpuMs: 1000 / perSecond,
+  clientCpuMs: 2,
 });
 const leg = (
   transport: TlsLeg["transport"],
@@ -67,6 +69,10 @@ describe("the TLS benchmark's flags and report", () => {
     expect(report).toContain("| **RSS per stream (KiB)** | 200 | 300 | 1.50 |");
     expect(report).toContain("| **new connections/s, one at a time** | 400 | 100 | 0.25 |");
     expect(report).toContain("| **new connections/s, 16 at once** | 800 | 200 | 0.25 |");
+    expect(report).toContain(
+      "| **registrar CPU per new connection, one at a time (ms)** | 2.5 | 10 | 4.00 |",
+    );
+    expect(report).toContain("the registrar spends 10 ms of CPU on one (h2c 2.5 ms)");
     expect(report).toContain("16 at once 200 (p50 4 / p99 9 ms, 2 failed)");
     expect(report).toContain("TLS costs 100 KiB of registrar RSS per stream (300 vs 200 KiB)");
     const appended = renderTlsReport(results, "# Report\n\nmain results\n");
