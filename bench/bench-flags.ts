@@ -47,7 +47,8 @@ each its own connection, over TLS with its SVID) on --services services
 (default 1000) and --workers workers, and new connections per second (each
 connects, handshakes in full, makes one ListConfig call and closes), one at a
 time and N at once; writes bench/results/tls.json and the TLS section of the report.
-(--changes, --poll-changes and --cpu-prof do not apply.)
+(--changes and --poll-changes do not apply; --cpu-prof profiles each leg's
+registrar and workers into DIR/profiles/registrar-h2c, registrar-mTLS, ...)
   --tls                        run the TLS benchmark
   --handshake-seconds S        length of each connection-rate measurement (default 10)
   --handshake-concurrency N    connections opened at once in the concurrent one (default 16)`;

@@ -67,6 +67,7 @@ if (flags.tls) {
     seed: flags.seed,
     handshakeSeconds: flags.handshakeSeconds,
     handshakeConcurrency: flags.handshakeConcurrency,
+    ...(flags.cpuProf ? { cpuProfDir: join(resultsDir, "profiles") } : {}),
   });
   await writeFile(join(resultsDir, "tls.json"), `${JSON.stringify(tls, null, 2)}\n`);
   await regenerateReport((previous) => renderTlsReport(tls, previous));

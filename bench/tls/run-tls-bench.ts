@@ -46,6 +46,8 @@ export interface TlsBenchFlags {
   readonly seed: number;
   readonly handshakeSeconds: number;
   readonly handshakeConcurrency: number;
+  /** `--cpu-prof`: the registrars and workers write CPU profiles here; undefined: none. */
+  readonly cpuProfDir?: string;
 }
 
 /** One transport's measurements. */
@@ -125,6 +127,12 @@ export async function runTlsBench(flags: TlsBenchFlags): Promise<TlsBenchResults
   }
 }
 
+/** `node --cpu-prof` into `flags.cpuProfDir/<name>/` (none without it). */
+function profileArgs(flags: TlsBenchFlags, name: string): string[] {
+  if (flags.cpuProfDir === undefined) return [];
+  return ["--cpu-prof", "--cpu-prof-dir", join(flags.cpuProfDir, name)];
+}
+
 async function runLeg(
   transport: "h2c" | "mTLS",
   flags: TlsBenchFlags,
@@ -143,9 +151,13 @@ async function runLeg(
       ...["--max-connections", String(Math.max(4_096, flags.agents * 2 + 64))],
       ...(tls ? registrarTlsFlags(pki) : []),
     ],
-    { timeoutMs: 60_000, script: REGISTRAR_JS },
+    {
+      nodeArgs: profileArgs(flags, `registrar-${transport}`),
+      timeoutMs: 60_000,
+      script: REGISTRAR_JS,
+    },
   );
-  const pool = createWorkerPool(flags.workers);
+  const pool = createWorkerPool(flags.workers, profileArgs(flags, `workers-${transport}`));
   try {
     await waitFor(
       async () => (await fetch(`${registrar.adminUrl}/readyz`)).ok,
