@@ -29,7 +29,8 @@ interface HostedAgent {
   readonly id: number;
   agent: Agent;
   readonly sockets: Socket[];
-  manager: Http2SessionManager;
+  /** The counted connection's sessions; undefined when the agent made its own connection. */
+  manager: Http2SessionManager | undefined;
   versions: Map<string, string> | undefined;
   resynced: boolean;
 }
@@ -126,21 +127,27 @@ async function start(command: Extract<WorkerCommand, { type: "start" }>): Promis
       versions: undefined,
       resynced: false,
       agent: undefined as unknown as Agent,
-      manager: undefined as unknown as Http2SessionManager,
+      manager: undefined,
     };
-    const { client, manager } = createCountedClient(command.registrar, sockets, () => {
-      if (!resyncArmed || entry.resynced) return;
-      entry.resynced = true;
-      pending.synced.push({ id: entry.id, t: preciseNow() });
-      flushSoon();
-    });
-    entry.manager = manager;
+    const own = command.ownConnection;
+    let client: FollowerClient | undefined;
+    if (own === undefined) {
+      const counted = createCountedClient(command.registrar, sockets, () => {
+        if (!resyncArmed || entry.resynced) return;
+        entry.resynced = true;
+        pending.synced.push({ id: entry.id, t: preciseNow() });
+        flushSoon();
+      });
+      client = counted.client;
+      entry.manager = counted.manager;
+    }
     entry.agent = createAgent({
       registrar: command.registrar,
       cluster: "bench-spoke",
       controlCluster: "hub",
       dependencies: spec.deps,
-      client,
+      ...(client === undefined ? {} : { client }),
+      ...(own?.tls === undefined ? {} : { tls: own.tls }),
       mode: command.mode,
       ...(command.pollIntervalMs === undefined ? {} : { pollIntervalMs: command.pollIntervalMs }),
       keepaliveTimeoutMs: command.keepaliveTimeoutMs,
@@ -168,7 +175,7 @@ async function stopAll(): Promise<void> {
   await Promise.all(
     stopping.map(async (entry) => {
       await entry.agent.stop();
-      entry.manager.abort(new Error("benchmark phase over"));
+      entry.manager?.abort(new Error("benchmark phase over"));
     }),
   );
 }

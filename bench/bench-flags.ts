@@ -38,7 +38,20 @@ bench/results/hostile.json and the hostile section of the report.
   --hostile-streams N    HTTP/2 streams that never finish their body or never read (default 20000)
   --idle-connections N   connections that send nothing or an unfinished header block (default 20000)
   --concurrent-lists N   unfiltered ListAllConfig calls in flight at once (default 10000)
-  --heap-mb N            the registrar's --max-old-space-size (default 384, the deployment's)`;
+  --heap-mb N            the registrar's --max-old-space-size (default 384, the deployment's)
+
+TLS mode (npm run bench -- --tls): instead of the above, what mutual TLS costs
+the registrar, measured twice in one run (h2c, then mTLS with SVIDs made by
+openssl): its RSS per watch stream with --agents real agents (default 1000,
+each its own connection, over TLS with its SVID) on --services services
+(default 1000) and --workers workers, and new connections per second (each
+connects, handshakes in full, makes one ListConfig call and closes), one at a
+time and N at once; writes bench/results/tls.json and the TLS section of the report.
+(--changes and --poll-changes do not apply; --cpu-prof profiles each leg's
+registrar and workers into DIR/profiles/registrar-h2c, registrar-mTLS, ...)
+  --tls                        run the TLS benchmark
+  --handshake-seconds S        length of each connection-rate measurement (default 10)
+  --handshake-concurrency N    connections opened at once in the concurrent one (default 16)`;
 
 /** The parsed flags. */
 export interface BenchFlags {
@@ -60,6 +73,10 @@ export interface BenchFlags {
   readonly idleConnections: number;
   readonly concurrentLists: number;
   readonly heapMb: number;
+  /** `--tls`: run the TLS cost benchmark (bench/tls/) instead. */
+  readonly tls: boolean;
+  readonly handshakeSeconds: number;
+  readonly handshakeConcurrency: number;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, min = 1): number {
@@ -95,6 +112,9 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
         "idle-connections": { type: "string" },
         "concurrent-lists": { type: "string" },
         "heap-mb": { type: "string" },
+        tls: { type: "boolean" },
+        "handshake-seconds": { type: "string" },
+        "handshake-concurrency": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -103,11 +123,13 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     throw new UsageError((error as Error).message);
   }
   const str = (name: string): string | undefined => values[name] as string | undefined;
-  const services = positive("services", str("services"), 10_000);
+  const hostile = values.hostile === true;
+  const tls = values.tls === true;
+  if (hostile && tls) throw new UsageError("--hostile and --tls are separate runs; give one");
+  const services = positive("services", str("services"), tls ? 1_000 : 10_000);
   const deps = positive("deps", str("deps"), 20);
   if (deps > services) throw new UsageError(`--deps ${deps} is more than --services ${services}`);
   const changes = positive("changes", str("changes"), 200);
-  const hostile = values.hostile === true;
   return {
     services,
     agents: positive("agents", str("agents"), hostile ? 20 : 1_000),
@@ -126,5 +148,8 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     idleConnections: positive("idle-connections", str("idle-connections"), 20_000, 0),
     concurrentLists: positive("concurrent-lists", str("concurrent-lists"), 10_000, 0),
     heapMb: positive("heap-mb", str("heap-mb"), 384, 64),
+    tls,
+    handshakeSeconds: positive("handshake-seconds", str("handshake-seconds"), 10),
+    handshakeConcurrency: positive("handshake-concurrency", str("handshake-concurrency"), 16),
   };
 }

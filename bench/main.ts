@@ -13,6 +13,8 @@ import { hostileHeadline, renderHostileReport } from "./hostile/hostile-report.j
 import { runHostileBench } from "./hostile/run-hostile.js";
 import { headline, renderReport } from "./report.js";
 import { runBench } from "./run-bench.js";
+import { runTlsBench } from "./tls/run-tls-bench.js";
+import { renderTlsReport, tlsHeadline } from "./tls/tls-report.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -54,6 +56,22 @@ if (flags.hostile) {
   await writeFile(join(resultsDir, "hostile.json"), `${JSON.stringify(hostile, null, 2)}\n`);
   await regenerateReport((previous) => renderHostileReport(hostile, previous));
   process.stdout.write(`${JSON.stringify(hostileHeadline(hostile))}\n`);
+  process.exit(0);
+}
+if (flags.tls) {
+  const tls = await runTlsBench({
+    services: flags.services,
+    agents: flags.agents,
+    deps: flags.deps,
+    workers: flags.workers,
+    seed: flags.seed,
+    handshakeSeconds: flags.handshakeSeconds,
+    handshakeConcurrency: flags.handshakeConcurrency,
+    ...(flags.cpuProf ? { cpuProfDir: join(resultsDir, "profiles") } : {}),
+  });
+  await writeFile(join(resultsDir, "tls.json"), `${JSON.stringify(tls, null, 2)}\n`);
+  await regenerateReport((previous) => renderTlsReport(tls, previous));
+  process.stdout.write(`${JSON.stringify(tlsHeadline(tls))}\n`);
   process.exit(0);
 }
 const results = await runBench(flags);

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { resolve } from "node:path";
+import type { ClientTlsConfig } from "../services/process/client-tls-flags.js";
 import type { WorkerAgentSpec, WorkerCommand, WorkerReport } from "./worker-protocol.js";
 
 const WORKER = resolve(import.meta.dirname, "agent-worker.ts");
@@ -25,7 +26,13 @@ export interface WorkerPool {
     registrar: string,
     agents: readonly WorkerAgentSpec[],
     mode: "watch" | "poll",
-    options: { pollIntervalMs?: number; keepaliveTimeoutMs: number; timeoutMs?: number },
+    options: {
+      pollIntervalMs?: number;
+      keepaliveTimeoutMs: number;
+      timeoutMs?: number;
+      /** See WorkerCommand `start`: the agents' own connections (TLS with `tls`). */
+      ownConnection?: { tls?: ClientTlsConfig };
+    },
   ): Promise<Map<number, number>>;
   /** Bytes every agent has read from the network so far, by agent id. */
   bytes(): Promise<Map<number, number>>;
@@ -122,6 +129,9 @@ export function createWorkerPool(count: number, nodeArgs: readonly string[] = []
             mode,
             pollIntervalMs: options.pollIntervalMs,
             keepaliveTimeoutMs: options.keepaliveTimeoutMs,
+            ...(options.ownConnection === undefined
+              ? {}
+              : { ownConnection: options.ownConnection }),
           });
         });
       });

@@ -6,6 +6,8 @@
  * comparable across the processes of one machine.
  */
 
+import type { ClientTlsConfig } from "../services/process/client-tls-flags.js";
+
 /** One agent a worker hosts. */
 export interface WorkerAgentSpec {
   /** The agent's index in the scenario. */
@@ -28,6 +30,12 @@ export type WorkerCommand =
       readonly pollIntervalMs: number | undefined;
       /** The keep-alive timeout in ms (longer than the registrar's keep-alive interval). */
       readonly keepaliveTimeoutMs: number;
+      /**
+       * Each agent makes its own registrar connection, as aether-agent does
+       * (over https:// with `tls`), instead of the counted one: no bytes and
+       * no SYNCED reports for these agents.
+       */
+      readonly ownConnection?: { readonly tls?: ClientTlsConfig };
     }
   | { readonly type: "bytes"; readonly request: number }
   | { readonly type: "mark-resync" }

@@ -3,6 +3,7 @@
  * markers, so the main run's section is left alone) and its one-line JSON
  * headline. Pure: results in, text out.
  */
+import { replaceSection } from "../report-section.js";
 import type { HostilePhase, HostileResults } from "./run-hostile.js";
 
 /** The start marker of the regenerated hostile section. */
@@ -91,14 +92,8 @@ export function renderHostileSection(r: HostileResults): string {
 
 /** `previous` with its hostile section replaced by `r`'s (appended when it has none). */
 export function renderHostileReport(r: HostileResults, previous: string | undefined): string {
-  const section = renderHostileSection(r);
-  if (previous === undefined) return `# Benchmark report\n\n## Hostile clients\n\n${section}\n`;
-  const begin = previous.indexOf(HOSTILE_BEGIN);
-  const end = previous.indexOf(HOSTILE_END);
-  if (begin !== -1 && end > begin) {
-    return `${previous.slice(0, begin)}${section}${previous.slice(end + HOSTILE_END.length)}`;
-  }
-  return `${previous.trimEnd()}\n\n## Hostile clients\n\n${section}\n`;
+  const marks = { begin: HOSTILE_BEGIN, end: HOSTILE_END, heading: "Hostile clients" };
+  return replaceSection(previous, marks, renderHostileSection(r));
 }
 
 /** The headline numbers as one flat JSON object (the last line of the output). */

@@ -18,6 +18,12 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { type Decision, type EvaluatorRequest, evaluate } from "../../services/common/evaluator.js";
 import type { AgentProcess } from "./agent-process.js";
+import {
+  agentMtlsFlags,
+  clientTlsOptions,
+  type MeshPki,
+  registrarMtlsFlags,
+} from "./e2e-mesh-pki.js";
 import { readRawProjections, setCanaryWeights, versionsOf } from "./export-store.js";
 import { type RegistrarProcess, startRegistrarProcess } from "./registrar-process.js";
 import { waitFor } from "./wait.js";
@@ -52,11 +58,33 @@ export interface ClusterRegistrarOptions {
   readonly exportDir?: string;
   /** More flags. */
   readonly extra?: readonly string[];
+  /** Serve mutual TLS with this PKI's SVID of `cluster` (see registrarMtlsFlags); undefined: plaintext. */
+  readonly tls?: MeshPki;
 }
 
-/** Starts a registrar of `cluster` over etcd (1 s store timeout, 2 s election TTL). */
-export function startClusterRegistrar(options: ClusterRegistrarOptions): Promise<RegistrarProcess> {
-  return startRegistrarProcess([
+/** A registrar of a named cluster, and how an agent follows it. */
+export interface ClusterRegistrar extends RegistrarProcess {
+  readonly cluster: string;
+  /**
+   * `--registrar <url>` for an agent of `agentCluster`, and over mutual TLS
+   * that agent's SVID, the bundles and this registrar's SPIFFE ID.
+   */
+  agentFlags(agentCluster: string): string[];
+}
+
+/** Node TLS options of this process's clients, by registrar URL (https:// only); see configClient. */
+const tlsClients = new Map<string, ReturnType<typeof clientTlsOptions>>();
+
+/**
+ * Starts a registrar of `cluster` over etcd (1 s store timeout, 2 s election
+ * TTL), plaintext or, with `options.tls`, mutual TLS; {@link configClient}
+ * then reaches it with the operator's SVID.
+ */
+export async function startClusterRegistrar(
+  options: ClusterRegistrarOptions,
+): Promise<ClusterRegistrar> {
+  const { tls, cluster } = options;
+  const registrar = await startRegistrarProcess([
     "--cluster",
     options.cluster,
     "--store",
@@ -72,12 +100,38 @@ export function startClusterRegistrar(options: ClusterRegistrarOptions): Promise
     ...(options.controlCluster === undefined ? [] : ["--control-cluster", options.controlCluster]),
     ...(options.exportDir === undefined ? [] : ["--export-source", `dir:${options.exportDir}`]),
     ...(options.extra ?? []),
+    ...(tls === undefined ? [] : registrarMtlsFlags(tls, cluster)),
   ]);
+  if (tls !== undefined) tlsClients.set(registrar.url, clientTlsOptions(tls, cluster));
+  return {
+    ...registrar,
+    cluster,
+    agentFlags: (agentCluster) => [
+      ...["--registrar", registrar.url],
+      ...(tls === undefined ? [] : agentMtlsFlags(tls, agentCluster, cluster)),
+    ],
+  };
 }
 
-/** A ConfigService client of a registrar (Connect over HTTP/1.1). */
+/**
+ * A ConfigService client of a registrar (Connect over HTTP/1.1, a fresh
+ * connection per call); an https:// URL presents the operator's SVID that
+ * {@link startClusterRegistrar} set up for it.
+ */
 export function configClient(url: string): Client<typeof ConfigService> {
-  return createClient(ConfigService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
+  if (!url.startsWith("https:")) {
+    return createClient(
+      ConfigService,
+      createConnectTransport({ baseUrl: url, httpVersion: "1.1" }),
+    );
+  }
+  const tls = tlsClients.get(url);
+  if (tls === undefined) throw new Error(`no TLS client options for ${url}`);
+  const nodeOptions = { ...tls, agent: false as const };
+  return createClient(
+    ConfigService,
+    createConnectTransport({ baseUrl: url, httpVersion: "1.1", nodeOptions }),
+  );
 }
 
 /** The registrar's EFFECTIVE projection of `service` (ListAllConfig), or undefined. */

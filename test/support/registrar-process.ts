@@ -15,6 +15,8 @@ const MAIN = resolve(ROOT, "services/registrar/main.ts");
 export interface RegistrarProcess {
   /** Its base URL, for example `http://127.0.0.1:41234`. */
   readonly url: string;
+  /** Where `/healthz`, `/readyz` and `/metrics` answer in plain HTTP: `--admin-listen`'s URL, else {@link url}. */
+  readonly adminUrl: string;
   /** Its OS process id. */
   readonly pid: number;
   /** Every JSON log line it wrote so far, parsed. */
@@ -132,6 +134,7 @@ export async function startRegistrarProcess(
   );
   return {
     url: serving.url as string,
+    adminUrl: (serving.adminUrl ?? serving.url) as string,
     pid: child.pid as number,
     logs,
     stderr: stderrLines,
