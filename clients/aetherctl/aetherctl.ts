@@ -8,7 +8,7 @@
 
 import { UsageError } from "../../services/process/usage-error.js";
 import { type ClientTlsOptions, clientTlsOptions } from "../../services/runtime/tls/client-tls.js";
-import { loadTlsMaterial } from "../../services/runtime/tls/tls-material-source.js";
+import { loadTlsMaterial } from "../../services/runtime/tls/material-read.js";
 import type { GlobalOptions } from "./aetherctl-flags.js";
 import { type Command, parseAetherctlFlags, usageOf } from "./aetherctl-flags.js";
 import type { CommandContext } from "./command-context.js";
