@@ -33,7 +33,7 @@ export interface AetherctlIo {
   readonly stdout: (text: string) => void;
   /** Writes to standard error. */
   readonly stderr: (text: string) => void;
-  /** The environment (`AETHER_REGISTRAR`, `NO_COLOR`). */
+  /** The environment (`AETHER_REGISTRAR`, the TLS defaults of tls-env.ts, `NO_COLOR`). */
   readonly env: NodeJS.ProcessEnv;
   /** Whether standard output is a terminal (colour is used only then). */
   readonly isTty: boolean;
