@@ -36,6 +36,7 @@ export interface MaterialTimers {
   clearInterval(handle: unknown): void;
 }
 
+/** `Date.now` and Node's timers; the interval unref'd (a re-stat holds no process open). */
 export const GLOBAL_TIMERS: MaterialTimers = {
   now: Date.now,
   // Not unref'd: a settle timer is short, and a one-shot command's first read waits on it.
