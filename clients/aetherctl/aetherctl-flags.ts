@@ -18,6 +18,7 @@ import {
 import { UsageError } from "../../services/process/usage-error.js";
 import { buildExplainTarget, type ExplainTarget } from "./explain-request.js";
 import { parseRandomFlags, type RandomSource } from "./random-source.js";
+import { CLIENT_TLS_ENV_USAGE, withClientTlsEnv } from "./tls-env.js";
 
 /** The registrar aetherctl talks to when neither `--registrar` nor `$AETHER_REGISTRAR` is set. */
 export const DEFAULT_REGISTRAR = "http://127.0.0.1:8080";
@@ -123,7 +124,9 @@ const GLOBAL_FLAGS = `Global flags:
   -o, --output FORMAT  table (default) or json
   --timeout DURATION   deadline of each request (default 10s)
   -h, --help           print help
-${CLIENT_TLS_USAGE}`;
+${CLIENT_TLS_USAGE}
+
+${CLIENT_TLS_ENV_USAGE}`;
 
 /** The general `--help` text. */
 export const AETHERCTL_USAGE = `Usage: aetherctl [--registrar URL] [-o table|json] COMMAND [flags] [args]
@@ -357,11 +360,12 @@ export function checkAgentUrl(
 }
 
 function parseGlobal(values: Record<string, unknown>, env: NodeJS.ProcessEnv): GlobalOptions {
-  const registrar =
-    (values.registrar as string | undefined) ?? (env.AETHER_REGISTRAR || DEFAULT_REGISTRAR);
+  const flag = values.registrar as string | undefined;
+  const registrar = flag ?? (env.AETHER_REGISTRAR || DEFAULT_REGISTRAR);
   if (!isHttpUrl(registrar)) {
+    const label = flag === undefined ? "$AETHER_REGISTRAR" : "--registrar";
     throw new UsageError(
-      `--registrar ${JSON.stringify(registrar)} is not an http(s) URL (for example ${DEFAULT_REGISTRAR})`,
+      `${label} ${JSON.stringify(registrar)} is not an http(s) URL (for example ${DEFAULT_REGISTRAR})`,
     );
   }
   const output = values.output as string;
@@ -375,7 +379,8 @@ function parseGlobal(values: Record<string, unknown>, env: NodeJS.ProcessEnv): G
     throw new UsageError(`--timeout: ${(error as Error).message}`);
   }
   if (timeoutMs <= 0) throw new UsageError("--timeout must be more than 0");
-  const tls = parseClientTlsFlags(registrar, values as ClientTlsFlagValues);
+  const withEnv = withClientTlsEnv(registrar, values as ClientTlsFlagValues, env);
+  const tls = parseClientTlsFlags(registrar, withEnv.values, withEnv.labels);
   const global: GlobalOptions = { registrar: registrar.replace(/\/+$/, ""), output, timeoutMs };
   return tls === undefined ? global : { ...global, tls };
 }
@@ -450,7 +455,7 @@ function parseCommand(
 
 /**
  * Parses aetherctl's arguments (without `node` and the script). `env`
- * supplies `$AETHER_REGISTRAR`. Throws a {@link UsageError} for anything it
+ * supplies `$AETHER_REGISTRAR` and the TLS defaults (tls-env.ts). Throws a {@link UsageError} for anything it
  * cannot run; `aetherctl help [COMMAND]`, `-h` and `--help` give `kind: "help"`.
  */
 export function parseAetherctlFlags(

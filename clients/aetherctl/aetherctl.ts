@@ -8,7 +8,7 @@
 
 import { UsageError } from "../../services/process/usage-error.js";
 import { type ClientTlsOptions, clientTlsOptions } from "../../services/runtime/tls/client-tls.js";
-import { loadTlsMaterial } from "../../services/runtime/tls/tls-material-source.js";
+import { loadTlsMaterial } from "../../services/runtime/tls/material-read.js";
 import type { GlobalOptions } from "./aetherctl-flags.js";
 import { type Command, parseAetherctlFlags, usageOf } from "./aetherctl-flags.js";
 import type { CommandContext } from "./command-context.js";
@@ -33,7 +33,7 @@ export interface AetherctlIo {
   readonly stdout: (text: string) => void;
   /** Writes to standard error. */
   readonly stderr: (text: string) => void;
-  /** The environment (`AETHER_REGISTRAR`, `NO_COLOR`). */
+  /** The environment (`AETHER_REGISTRAR`, the TLS defaults of tls-env.ts, `NO_COLOR`). */
   readonly env: NodeJS.ProcessEnv;
   /** Whether standard output is a terminal (colour is used only then). */
   readonly isTty: boolean;

@@ -15,9 +15,13 @@ const BUNDLE_FLAG = "--trust-domain-bundle";
  * Parses one `--trust-domain-bundle` value, `TRUST_DOMAIN=PATH`. The trust
  * domain may be written bare (`east.mesh`) or as its SPIFFE ID
  * (`spiffe://east.mesh`); the path must not be empty. The file itself is not
- * read here.
+ * read here. Errors name `label` (the flag, or the environment variable the
+ * value came from).
  */
-export function parseTrustDomainBundleFlag(value: string): {
+export function parseTrustDomainBundleFlag(
+  value: string,
+  label: string = BUNDLE_FLAG,
+): {
   trustDomain: string;
   path: string;
 } {
@@ -25,31 +29,34 @@ export function parseTrustDomainBundleFlag(value: string): {
   const equals = value.indexOf("=");
   if (equals === -1) {
     throw new UsageError(
-      `${BUNDLE_FLAG} ${quoted} is not TRUST_DOMAIN=PATH (for example east.mesh=/run/spire/bundles/east.pem)`,
+      `${label} ${quoted} is not TRUST_DOMAIN=PATH (for example east.mesh=/run/spire/bundles/east.pem)`,
     );
   }
   const name = value.slice(0, equals);
   const path = value.slice(equals + 1);
   const trustDomain = name.startsWith("spiffe://") ? name.slice("spiffe://".length) : name;
   const problem = checkTrustDomain(trustDomain);
-  if (problem !== undefined) throw new UsageError(`${BUNDLE_FLAG} ${quoted}: ${problem}`);
-  if (path === "") throw new UsageError(`${BUNDLE_FLAG} ${quoted}: the bundle's path is missing`);
+  if (problem !== undefined) throw new UsageError(`${label} ${quoted}: ${problem}`);
+  if (path === "") throw new UsageError(`${label} ${quoted}: the bundle's path is missing`);
   return { trustDomain, path };
 }
 
 /**
  * Parses every `--trust-domain-bundle` value into trust domain → bundle
  * path. A trust domain given twice is a usage error (one bundle file per
- * trust domain; a file may hold several CAs).
+ * trust domain; a file may hold several CAs). Errors name `label`.
  */
-export function parseTrustDomainBundleFlags(values: readonly string[]): Map<string, string> {
+export function parseTrustDomainBundleFlags(
+  values: readonly string[],
+  label: string = BUNDLE_FLAG,
+): Map<string, string> {
   const bundles = new Map<string, string>();
   for (const value of values) {
-    const { trustDomain, path } = parseTrustDomainBundleFlag(value);
+    const { trustDomain, path } = parseTrustDomainBundleFlag(value, label);
     const earlier = bundles.get(trustDomain);
     if (earlier !== undefined) {
       throw new UsageError(
-        `${BUNDLE_FLAG} names trust domain ${trustDomain} twice (${earlier} and ${path}); put every CA of a trust domain in one file`,
+        `${label} names trust domain ${trustDomain} twice (${earlier} and ${path}); put every CA of a trust domain in one file`,
       );
     }
     bundles.set(trustDomain, path);
@@ -69,14 +76,15 @@ export function parseAuthorizeFlags(values: readonly string[]): AuthorizePattern
 /**
  * Parses a flag whose value is one workload's SPIFFE ID (`flag` without its
  * dashes, e.g. `registrar-spiffe-id`): valid, and with a path, since a
- * trust domain's own ID is never a workload's.
+ * trust domain's own ID is never a workload's. Errors name `label` (by
+ * default the flag; the environment variable the value came from).
  */
-export function parseSpiffeIdFlag(flag: string, value: string): SpiffeId {
+export function parseSpiffeIdFlag(flag: string, value: string, label = `--${flag}`): SpiffeId {
   const parsed = parseSpiffeId(value);
-  if (parsed.error !== undefined) throw new UsageError(`--${flag}: ${parsed.error}`);
+  if (parsed.error !== undefined) throw new UsageError(`${label}: ${parsed.error}`);
   if (parsed.id.path === "") {
     throw new UsageError(
-      `--${flag} ${JSON.stringify(value)} names a trust domain; a workload's SPIFFE ID has a path (spiffe://${parsed.id.trustDomain}/ns/NAMESPACE/sa/ACCOUNT)`,
+      `${label} ${JSON.stringify(value)} names a trust domain; a workload's SPIFFE ID has a path (spiffe://${parsed.id.trustDomain}/ns/NAMESPACE/sa/ACCOUNT)`,
     );
   }
   return parsed.id;

@@ -16,6 +16,7 @@ import {
 } from "../../services/registrar/registrar-flags.js";
 import {
   type Container,
+  containerEnv,
   effectiveArgs,
   flagValue,
   type KubeObject,
@@ -60,6 +61,29 @@ export function spiffeId(text: string): SpiffeId {
   const parsed = parseSpiffeId(text);
   if (parsed.error !== undefined) throw new Error(parsed.error);
   return parsed.id;
+}
+
+/**
+ * The container's environment as the kubelet gives it to a process started
+ * in it (`kubectl exec`): {@link containerEnv}'s values with `$(VAR)`
+ * expanded from the variables defined EARLIER in the list (`$$` escapes; a
+ * later or unknown one stays as written, as Kubernetes leaves it).
+ */
+export function execEnv(
+  container: Container,
+  objects: readonly KubeObject[],
+  provided: ReadonlyMap<string, string> = OPERATOR_ENV,
+): Record<string, string> {
+  const values = containerEnv(container, objects, provided);
+  const env: Record<string, string> = {};
+  for (const { name } of container.env ?? []) {
+    const value = values.get(name);
+    if (value === undefined) continue;
+    env[name] = value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (all, ref?: string) =>
+      ref === undefined ? "$" : (env[ref] ?? all),
+    );
+  }
+  return env;
 }
 
 /** The mount of `container` at the directory of `path`, and its volume. */

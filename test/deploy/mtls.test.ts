@@ -6,16 +6,25 @@
  * lies in a volume the container mounts, the registrar admits exactly its
  * cluster's agents and registrars and the federation's registrars, the
  * agents verify the registrar's SPIFFE ID, probes stay on the plain-HTTP
- * ports, and the NetworkPolicies are those of the plain install.
+ * ports, and the NetworkPolicies are those of the plain install. aetherctl
+ * run in the registrar's or an agent's pod with no flags gets, from the
+ * pod's environment through its real parser, the pod's SVID files and the
+ * registrar's URL and SPIFFE ID.
  * (mtls-svid-sources.test.ts checks where the SVID files come from.)
  *
  * Skipped, loudly (by kustomize.test.ts), only when kubectl is not installed.
  */
 import { posix } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAetherctlFlags } from "../../clients/aetherctl/aetherctl-flags.js";
-import { isAuthorized } from "../../services/common/spiffe-authorize.js";
 import {
+  type GlobalOptions,
+  parseAetherctlFlags,
+} from "../../clients/aetherctl/aetherctl-flags.js";
+import { CLIENT_TLS_ENV } from "../../clients/aetherctl/tls-env.js";
+import { isAuthorized } from "../../services/common/spiffe-authorize.js";
+import type { ClientTlsConfig } from "../../services/process/client-tls-flags.js";
+import {
+  execEnv,
   MTLS,
   MTLS_SPOKES,
   MtlsRenderings,
@@ -25,9 +34,38 @@ import {
   spiffeId,
   TRUST,
 } from "./mtls-renderings.js";
-import { type Container, find, hasKubectl, ofKind } from "./rendered-manifests.js";
+import {
+  type Container,
+  find,
+  hasKubectl,
+  type KubeObject,
+  ofKind,
+  type PodSpec,
+} from "./rendered-manifests.js";
 
 const PROBES = ["startupProbe", "livenessProbe", "readinessProbe"] as const;
+
+/** What `kubectl exec … -- aetherctl status` in `container` runs with: no flags, the pod's environment. */
+function aetherctlInPod(container: Container, objects: readonly KubeObject[]): GlobalOptions {
+  const env = execEnv(container, objects);
+  for (const variable of Object.values(CLIENT_TLS_ENV))
+    expect(env[variable], variable).toBeDefined();
+  const line = parseAetherctlFlags(["status"], env);
+  if (line.kind !== "run") throw new Error("aetherctl status asked for help");
+  return line.global;
+}
+
+/** The certificate, key and bundle files aetherctl would read: in the pod's read-only `svid` mount. */
+function expectSvidFiles(pod: PodSpec, container: Container, tls: ClientTlsConfig | undefined) {
+  const files = [tls?.certFile, tls?.keyFile, ...(tls?.bundleFiles.values() ?? [])];
+  expect(files).toHaveLength(3);
+  for (const file of files as string[]) {
+    const { mount, volume } = mountHolding(pod, container, file);
+    expect(mount?.name, file).toBe("svid");
+    expect(mount?.readOnly, file).toBe(true);
+    expect(volume, file).toBeDefined();
+  }
+}
 
 describe.skipIf(!hasKubectl)("deploy/ mutual TLS (components/mtls)", () => {
   const r = new MtlsRenderings();
@@ -100,21 +138,24 @@ describe.skipIf(!hasKubectl)("deploy/ mutual TLS (components/mtls)", () => {
       },
     );
 
-    it.each(MTLS)("%s: aetherctl in the registrar's pod reaches it with the pod's SVID", (dir) => {
-      const { w, config } = r.registrarOf(dir);
-      const own = (TRUST[dir] as { own: string }).own;
-      const tls = config.tls;
-      const line = parseAetherctlFlags([
-        `--registrar=https://127.0.0.1:${config.port}`,
-        `--tls-cert-file=${tls?.certFile}`,
-        `--tls-key-file=${tls?.keyFile}`,
-        `--trust-domain-bundle=${own}=${tls?.bundleFiles.get(own)}`,
-        `--registrar-spiffe-id=${podId(own, w)}`,
-        "status",
-      ]);
-      expect(line.kind).toBe("run");
-      expect(isAuthorized(spiffeId(podId(own, w)), tls?.authorize ?? [])).toBe(true);
-    });
+    it.each(MTLS)(
+      "%s: aetherctl in the registrar's pod reaches it with the pod's SVID from the environment alone",
+      (dir) => {
+        const { objects, w, container, config } = r.registrarOf(dir);
+        const own = (TRUST[dir] as { own: string }).own;
+        const global = aetherctlInPod(container, objects);
+        expect(global.registrar).toBe(`https://127.0.0.1:${config.port}`);
+        const bundle = config.tls?.bundleFiles.get(own) as string;
+        expect(global.tls).toEqual({
+          certFile: config.tls?.certFile,
+          keyFile: config.tls?.keyFile,
+          bundleFiles: new Map([[own, bundle]]),
+          registrarSpiffeId: podId(own, w),
+        });
+        expectSvidFiles(w.pod, container, global.tls);
+        expect(isAuthorized(spiffeId(podId(own, w)), config.tls?.authorize ?? [])).toBe(true);
+      },
+    );
   });
 
   describe("the agents", () => {
@@ -141,6 +182,17 @@ describe.skipIf(!hasKubectl)("deploy/ mutual TLS (components/mtls)", () => {
         }
         const authorize = registrar.config.tls?.authorize ?? [];
         expect(isAuthorized(spiffeId(podId(own, w)), authorize)).toBe(true);
+      },
+    );
+
+    it.each(MTLS_SPOKES)(
+      "%s: aetherctl in an agent's pod calls the registrar as the agent does, from the environment alone",
+      (dir) => {
+        const { objects, w, container, config } = r.agentOf(dir);
+        const global = aetherctlInPod(container, objects);
+        expect(global.registrar).toBe(config.registrar);
+        expect(global.tls).toEqual(config.tls);
+        expectSvidFiles(w.pod, container, global.tls);
       },
     );
 

@@ -4,7 +4,9 @@
  * (openssl): it lists with the agent's SVID and the registrar's SPIFFE ID
  * checked (or its host name); a registrar with another SPIFFE ID is
  * refused; a client without a certificate, one with an unknown CA, or one
- * denied by `--authorize` gets one clear line and exit 1.
+ * denied by `--authorize` gets one clear line and exit 1. The environment
+ * alone can say all of it ($AETHER_TLS_CERT_FILE and the rest, as
+ * deploy/components/mtls sets them in a pod).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -132,6 +134,27 @@ describe("aetherctl over mutual TLS", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(missing);
     expect(result.stderr).not.toContain("PRIVATE KEY");
+  });
+
+  it("takes the registrar and every TLS setting from the environment: status with no flags", async () => {
+    const env = {
+      AETHER_REGISTRAR: registrar.url,
+      AETHER_TLS_CERT_FILE: pki.client.cert,
+      AETHER_TLS_KEY_FILE: pki.client.key,
+      AETHER_TRUST_DOMAIN_BUNDLE: `hub.mesh=${pki.bundles.hubJwks},east.mesh=${pki.bundles.eastPem}`,
+      AETHER_REGISTRAR_SPIFFE_ID: REGISTRAR_ID,
+    };
+    const result = await aetherctl(["status", "-o", "json"], { env });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).cluster).toBe("hub");
+    // A flag wins: the intruder's pair given on the command line is the one presented.
+    const flagged = await aetherctl(
+      ["list", "--tls-cert-file", intruder.cert, "--tls-key-file", intruder.key],
+      { env },
+    );
+    expect(flagged.code).toBe(1);
+    expect(flagged.stderr).toMatch(/^aetherctl: permission_denied: .*sa\/intruder/);
   });
 
   it("refuses TLS flags without an https:// registrar as a usage error", async () => {

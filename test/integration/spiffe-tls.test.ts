@@ -71,7 +71,7 @@ beforeAll(async () => {
       ["east.mesh", pki.bundles.eastPem],
     ]),
     pollIntervalMs: 600_000, // the watch, not the re-stat, must notice the swap
-    debounceMs: 20,
+    settle: { settleMs: 20, retries: 4 },
     onUpdate: (material) => {
       server.server.setSecureContext(material.secureContextOptions());
       updates.push(material);

@@ -1,6 +1,6 @@
 /**
  * Runs aetherctl's command line in the test process (`runAetherctl`, what
- * `main.ts` runs) with no environment and no terminal, collecting its
+ * `main.ts` runs) with no environment (or the one given) and no terminal, collecting its
  * output: a tsx process per call would cost seconds.
  */
 import { runAetherctl } from "../../clients/aetherctl/aetherctl.js";
@@ -18,7 +18,11 @@ export interface AetherctlRun {
  */
 export async function runAetherctlInProcess(
   args: readonly string[],
-  options: { signal?: AbortSignal; onStdout?: (printed: string) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    onStdout?: (printed: string) => void;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<AetherctlRun> {
   let stdout = "";
   let stderr = "";
@@ -31,7 +35,7 @@ export async function runAetherctlInProcess(
     stderr: (text) => {
       stderr += text;
     },
-    env: {},
+    env: options.env ?? {},
     isTty: false,
   });
   return { code, stdout, stderr };

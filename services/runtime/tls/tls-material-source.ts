@@ -1,57 +1,38 @@
 /**
  * The TLS material of a long-running process, re-read when its files
- * change (a thin shell over tls-material.ts): `fs.watch` on the files'
- * directories (a change re-reads after `debounceMs` of quiet), and a
- * re-stat every `pollIntervalMs` that re-reads when a file's stat signature
- * changed (a missed or impossible watch). A change calls `onUpdate` with the
- * new material, for new handshakes; a re-read that is refused keeps the old
- * material, calls `onRejected` once per refused content and counts it by
- * reason. Nothing here logs; the key is never in a message.
+ * change (a thin shell over tls-material.ts and material-settle.ts):
+ * `fs.watch` on the files' directories and a re-stat every `pollIntervalMs`
+ * (a missed or impossible watch) both stat the files; a changed stat
+ * signature is read once the files have been quiet for the settle time, as
+ * one set, and an inconsistent set (a new certificate with the old key, a
+ * file cut short: a helper rewriting the files in place, one after another)
+ * is read again after another settle before its refusals count. A change
+ * calls `onUpdate` with the new material, for new handshakes; a refused
+ * read keeps the old material, calls `onRejected` once per refused content
+ * and counts it by reason. Nothing here logs; the key is never in a message.
  */
 import { type FSWatcher, watch } from "node:fs";
-import {
-  materialPaths,
-  readMaterialFiles,
-  statSignature,
-  type TlsMaterialPaths,
-  watchedDirectories,
-} from "./material-files.js";
+import { materialPaths, type TlsMaterialPaths, watchedDirectories } from "./material-files.js";
 import type { MaterialRejection } from "./material-piece.js";
 import {
-  decideMaterial,
-  INITIAL_MATERIAL_STATE,
-  type MaterialState,
-  type TlsMaterial,
-} from "./tls-material.js";
-
-/** The timer functions the source uses (injectable; the globals by default). */
-export interface MaterialTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-  setInterval(callback: () => void, ms: number): unknown;
-  clearInterval(handle: unknown): void;
-}
-
-const GLOBAL_TIMERS: MaterialTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-  setInterval: (callback, ms) => setInterval(callback, ms).unref(),
-  clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
-};
+  firstMaterial,
+  GLOBAL_TIMERS,
+  type MaterialReadOptions,
+  settleTurn,
+} from "./material-read.js";
+import { DEFAULT_SETTLE_POLICY } from "./material-settle.js";
+import type { decideMaterial, TlsMaterial } from "./tls-material.js";
 
 /** Options of {@link openTlsMaterialSource}. */
-export interface TlsMaterialSourceOptions extends TlsMaterialPaths {
+export interface TlsMaterialSourceOptions extends TlsMaterialPaths, MaterialReadOptions {
   /** The re-stat period in milliseconds; default 5000. */
   readonly pollIntervalMs?: number;
   /** Watch the files' directories (default true); false leaves it to the re-stat. */
   readonly watch?: boolean;
-  /** The quiet after a watch event before re-reading, in milliseconds; default 100. */
-  readonly debounceMs?: number;
   /** Called with the new material after each change (not the first). */
   readonly onUpdate?: (material: TlsMaterial) => void;
   /** Called once for each refused content of a piece (the old piece stays). */
   readonly onRejected?: (rejection: MaterialRejection) => void;
-  readonly timers?: MaterialTimers;
 }
 
 /** See {@link openTlsMaterialSource}. */
@@ -60,25 +41,8 @@ export interface TlsMaterialSource {
   readonly material: TlsMaterial;
   /** Refused re-reads so far, by reason (a counter's values). */
   readonly rejections: ReadonlyMap<MaterialRejection["reason"], number>;
-  /** Re-reads every file now; resolves once decided. */
-  reload(): Promise<void>;
   /** Stops watching and polling; no callback after it. */
   close(): void;
-}
-
-/** The first material of `paths`, or an Error listing every refusal (the process should not start). */
-async function firstMaterial(paths: TlsMaterialPaths): Promise<MaterialState> {
-  const first = decideMaterial(INITIAL_MATERIAL_STATE, await readMaterialFiles(paths));
-  if (first.rejections.length > 0 || first.state.material === undefined) {
-    const reasons = first.rejections.map((rejection) => rejection.message);
-    throw new Error(`TLS material refused: ${reasons.join("; ") || "no TLS context"}`);
-  }
-  return first.state;
-}
-
-/** Reads the TLS material of `paths` once (aetherctl); rejects with every refusal. */
-export async function loadTlsMaterial(paths: TlsMaterialPaths): Promise<TlsMaterial> {
-  return (await firstMaterial(paths)).material as TlsMaterial;
 }
 
 /**
@@ -89,53 +53,55 @@ export async function openTlsMaterialSource(
   options: TlsMaterialSourceOptions,
 ): Promise<TlsMaterialSource> {
   const timers = options.timers ?? GLOBAL_TIMERS;
+  const turn = { ...options, policy: options.settle ?? DEFAULT_SETTLE_POLICY, timers };
   const paths = materialPaths(options);
-  let signature = await statSignature(paths);
-  let state = await firstMaterial(options);
+  let { state, settle } = await firstMaterial(options);
   const rejections = new Map<MaterialRejection["reason"], number>();
   const watchers = new Map<string, FSWatcher>();
   let closed = false;
-  let running: Promise<void> | undefined;
-  let queued: Promise<void> | undefined;
-  let debounce: unknown;
+  let busy = false;
+  let again = false;
+  let timer: unknown;
 
-  const decide = async () => {
-    signature = await statSignature(paths);
-    const next = decideMaterial(state, await readMaterialFiles(options));
-    if (closed) return;
+  const decided = (next: ReturnType<typeof decideMaterial>) => {
     state = next.state;
     for (const rejection of next.rejections) {
       rejections.set(rejection.reason, (rejections.get(rejection.reason) ?? 0) + 1);
       options.onRejected?.(rejection);
     }
     if (next.changed && state.material !== undefined) options.onUpdate?.(state.material);
-    await watchDirectories();
   };
 
-  /** Re-reads now, or once more right after the re-read in progress (resolving after that one). */
-  const reload = (): Promise<void> => {
-    if (closed) return Promise.resolve();
-    if (queued !== undefined) return queued;
-    if (running !== undefined) {
-      queued = running.then(() => {
-        queued = undefined;
-        return reload();
-      });
-      return queued;
-    }
-    running = decide().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-
-  const schedule = () => {
+  /** Stats the files and does what the settle step says; one at a time, one more queued behind. */
+  const check = async (): Promise<void> => {
     if (closed) return;
-    if (debounce !== undefined) timers.clearTimeout(debounce);
-    debounce = timers.setTimeout(() => {
-      debounce = undefined;
-      void reload();
-    }, options.debounceMs ?? 100);
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    try {
+      do {
+        again = false;
+        const { step, decision } = await settleTurn(turn, settle, state);
+        if (closed) return;
+        settle = step.state;
+        if (decision !== undefined) decided(decision);
+        if (step.action.kind === "wait") {
+          if (timer !== undefined) timers.clearTimeout(timer);
+          timer = timers.setTimeout(
+            () => {
+              timer = undefined;
+              void check();
+            },
+            Math.max(step.action.until - timers.now(), 1),
+          );
+        }
+        await watchDirectories();
+      } while (again && !closed);
+    } finally {
+      busy = false;
+    }
   };
 
   /** Watches the directories of the files as they resolve now (a swapped symlink may move them). */
@@ -150,7 +116,7 @@ export async function openTlsMaterialSource(
     for (const directory of wanted) {
       if (closed || watchers.has(directory)) continue;
       try {
-        const watcher = watch(directory, { persistent: false }, schedule);
+        const watcher = watch(directory, { persistent: false }, () => void check());
         watcher.on("error", () => {
           watcher.close();
           if (watchers.get(directory) === watcher) watchers.delete(directory);
@@ -162,23 +128,20 @@ export async function openTlsMaterialSource(
     }
   };
 
-  const poll = timers.setInterval(() => {
-    void statSignature(paths).then((now) => {
-      if (now !== signature) void reload();
-    });
-  }, options.pollIntervalMs ?? 5_000);
+  const poll = timers.setInterval(() => void check(), options.pollIntervalMs ?? 5_000);
   await watchDirectories();
+  // A change between the first read and the watch: the first check sees it.
+  void check();
 
   return {
     get material() {
       return state.material as TlsMaterial;
     },
     rejections,
-    reload,
     close() {
       closed = true;
       timers.clearInterval(poll);
-      if (debounce !== undefined) timers.clearTimeout(debounce);
+      if (timer !== undefined) timers.clearTimeout(timer);
       for (const watcher of watchers.values()) watcher.close();
       watchers.clear();
     },
