@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { createEtcdStore } from "../../services/registrar/store/etcd-store.js";
 import { clientTlsOptions } from "../../services/runtime/tls/client-tls.js";
-import { loadTlsMaterial } from "../../services/runtime/tls/tls-material-source.js";
+import { loadTlsMaterial } from "../../services/runtime/tls/material-read.js";
 import { startEtcd } from "../../test/support/etcd.js";
 import { registrarTlsFlags } from "../../test/support/mtls-clients.js";
 import { makeProjection } from "../../test/support/projections.js";
