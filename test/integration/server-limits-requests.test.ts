@@ -8,6 +8,7 @@
  * the registrar keeps serving its config throughout.
  */
 import { type ClientHttp2Session, constants } from "node:http2";
+import { connect, type Socket } from "node:net";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import {
   createConnectTransport,
@@ -221,6 +222,69 @@ describe("the count of calls being answered", () => {
 function closeAll(calls: readonly { stream: { close(code: number): void } }[]): void {
   for (const call of calls) call.stream.close(NGHTTP2_CANCEL);
 }
+
+describe("HTTP/1.1 refusals", () => {
+  /** A raw HTTP/1.1 connection: what it received so far, and whether the server closed it. */
+  async function rawHttp1(url: string) {
+    const socket: Socket = connect(Number(new URL(url).port), "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    onTestFinished(() => {
+      socket.destroy();
+    });
+    const state = { text: "", closed: false };
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => {
+      state.text += chunk;
+    });
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      state.closed = true;
+    });
+    return { socket, state };
+  }
+  const responses = (text: string) => text.match(/HTTP\/1\.1 \d{3}/g) ?? [];
+
+  it("let a small body arrive after the refusal and keep the connection; a large one closes it", async () => {
+    const r = await registrar("--max-concurrent-calls", "1", "--request-body-timeout", "30s");
+    const held = [
+      grpcCall(await session(r.url), LIST_ALL, { body: partialMessage(100, 10), end: false }),
+    ];
+    onTestFinished(() => closeAll(held));
+    await waitFor(
+      async () => (await scrapeMetric(r.url, "aether_config_server_calls_in_flight")) === 1,
+      5_000,
+      "one call in flight",
+    );
+
+    // The headers first; the refusal comes before the body is sent.
+    const small = await rawHttp1(r.url);
+    small.socket.write(
+      `POST ${LIST_ALL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n`,
+    );
+    await waitFor(
+      () => small.state.text.includes('"code":"resource_exhausted"'),
+      5_000,
+      "the refusal",
+    );
+    expect(small.state.text).toMatch(/^HTTP\/1\.1 429 /);
+    expect(small.state.text.toLowerCase()).not.toContain("connection: close");
+    // The client goes on sending its body, then another request on the same connection.
+    small.socket.write("{}");
+    small.socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    await waitFor(() => responses(small.state.text).length === 2, 5_000, "the second answer");
+    expect(responses(small.state.text)).toEqual(["HTTP/1.1 429", "HTTP/1.1 200"]);
+    expect(small.state.closed).toBe(false);
+
+    // A body too large to let arrive: the refusal closes the connection.
+    const large = await rawHttp1(r.url);
+    large.socket.write(
+      `POST ${LIST_ALL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n`,
+    );
+    await waitFor(() => large.state.closed, 5_000, "the connection closed");
+    expect(large.state.text).toMatch(/^HTTP\/1\.1 429 /);
+    expect(large.state.text.toLowerCase()).toContain("connection: close");
+  });
+});
 
 describe("a full limit shared fairly between connections", () => {
   it("cuts off the oldest unfinished body of the connection holding the most for a lighter connection's request", async () => {

@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import {
+  drainableBody,
   grpcPercentEncode,
   refusalResponse,
 } from "../../services/registrar/server/refusal-response.js";
@@ -107,5 +108,20 @@ describe("refusalResponse", () => {
       0,
     );
     expect(response.trailers?.["grpc-message"]).toBe("spiffe://a/b x");
+  });
+});
+
+describe("drainableBody", () => {
+  it.each([
+    { headers: {}, drainable: true },
+    { headers: { "content-length": "0" }, drainable: true },
+    { headers: { "content-length": "65536" }, drainable: true },
+    { headers: { "content-length": "65537" }, drainable: false },
+    { headers: { "content-length": "12, 12" }, drainable: false },
+    { headers: { "content-length": "-1" }, drainable: false },
+    { headers: { "transfer-encoding": "chunked" }, drainable: false },
+    { headers: { "content-length": "2", "transfer-encoding": "chunked" }, drainable: false },
+  ])("$headers", ({ headers, drainable }) => {
+    expect(drainableBody(headers)).toBe(drainable);
   });
 });

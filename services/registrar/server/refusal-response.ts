@@ -161,8 +161,8 @@ function knownRefusal(
 
 /**
  * Writes {@link refusalResponse} to `res` unless a response was started
- * already. HTTP/1.1 responses close the connection (the request body was
- * not read, so the connection cannot carry another request).
+ * already. An HTTP/1.1 response closes the connection unless the request's
+ * body is small enough to let arrive and drop ({@link drainableBody}).
  */
 export function sendRefusal(
   res: ServerResponse | Http2ServerResponse,
@@ -183,10 +183,31 @@ export function sendRefusal(
   res.writeHead(response.status, {
     ...response.headers,
     ...response.trailers,
-    connection: "close",
+    ...(drainableBody(res.req.headers) ? {} : { connection: "close" }),
     "content-length": String(response.body.byteLength),
   });
   res.end(response.body);
+}
+
+/** The largest HTTP/1.1 request body a refusal lets arrive (and drops) instead of closing. */
+export const DRAINED_BODY_BYTES = 64 * 1024;
+
+/**
+ * Whether an HTTP/1.1 request's unread body is small enough to let arrive
+ * after a refusal: its `content-length` at most {@link DRAINED_BODY_BYTES},
+ * and not chunked. Such a connection is kept open and Node drops the body
+ * before the next request: a client still sending it would otherwise write
+ * into a closed connection and report EPIPE instead of the refusal it was
+ * sent. A larger or unknown body closes the connection. Pure.
+ */
+export function drainableBody(headers: {
+  readonly "content-length"?: string | undefined;
+  readonly "transfer-encoding"?: string | undefined;
+}): boolean {
+  if (headers["transfer-encoding"] !== undefined) return false;
+  const length = headers["content-length"];
+  if (length === undefined) return true;
+  return /^\d+$/.test(length.trim()) && Number(length) <= DRAINED_BODY_BYTES;
 }
 
 /**
