@@ -15,7 +15,7 @@ import { connectClient, registrarTlsFlags } from "../support/mtls-clients.js";
 import { type RegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
 import { scrapeMetric } from "../support/scrape-metric.js";
 import { runCommand } from "../support/test-http-server.js";
-import { createSpiffePki, type SpiffePki } from "../support/test-spiffe-pki.js";
+import { AGENT_ID, createSpiffePki, type SpiffePki } from "../support/test-spiffe-pki.js";
 import { waitFor } from "../support/wait.js";
 import { recordWatch } from "../support/watch-recorder.js";
 
@@ -32,7 +32,7 @@ beforeAll(async () => {
   registrar = await startSeededRegistrar(
     "hub",
     [httpProjection("shop/checkout", "2026-11-29T12:00:00.000000000Z")],
-    ["--admin-listen", "127.0.0.1:0", ...registrarTlsFlags(pki)],
+    ["--admin-listen", "127.0.0.1:0", "--log-level", "debug", ...registrarTlsFlags(pki)],
   );
   const serving = await registrar.waitForLog((line) => line.msg === "registrar serving");
   adminUrl = serving.adminUrl as string;
@@ -62,6 +62,11 @@ describe("aether-registrar with mutual TLS", () => {
       trustDomains: ["hub.mesh", "east.mesh"],
     });
     expect(JSON.stringify(registrar.logs)).not.toMatch(/PRIVATE KEY|BEGIN/);
+    // Each request's debug line names the caller it allowed.
+    const request = await registrar.waitForLog(
+      (line) => line.msg === "request" && String(line.url).endsWith("/ListAllConfig"),
+    );
+    expect(request).toMatchObject({ peer: AGENT_ID, status: 200 });
   });
 
   it("refuses a client without a certificate and counts it on the plain-HTTP admin port", async () => {

@@ -27,6 +27,7 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { fastify } from "fastify";
 import type { Registry } from "prom-client";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import { peerSpiffeId } from "../../runtime/tls/tls-server-guard.js";
 import { registerAdminRoutes } from "./admin-routes.js";
 import { createCallAdmission } from "./call-admission.js";
 import type { ConnectionTrackingOptions } from "./connection-tracking.js";
@@ -191,6 +192,9 @@ function followRequest(
   closeIdle: () => void,
 ): void {
   const started = performance.now();
+  // The caller's SPIFFE ID over mutual TLS (absent on a plaintext port), read
+  // while the stream is open (HTTP/2's socket proxy throws once it closed).
+  const peer = logger.isLevelEnabled("debug") ? peerSpiffeId(req.socket)?.text : undefined;
   const http1Response = req.httpVersionMajor < 2 ? (res as ServerResponse) : undefined;
   if (http1Response !== undefined && drainSignal.aborted) {
     http1Response.setHeader("connection", "close");
@@ -203,6 +207,7 @@ function followRequest(
         httpVersion: req.httpVersion,
         status: res.statusCode,
         ms: Math.round(performance.now() - started),
+        peer,
       },
       "request",
     );
