@@ -23,7 +23,11 @@ import { createKubernetesSource } from "../sources/kubernetes-source.js";
 import type { ObjectSource } from "../sources/object-source.js";
 import { type ConfigCache, createConfigCache } from "./cache/config-cache.js";
 import { describeHolds } from "./cache/delete-holds.js";
-import { createEtcdLeaderElection, exportElectionName } from "./export/etcd-leader-election.js";
+import {
+  createEtcdLeaderElection,
+  exportElectionName,
+  legacyExportElectionName,
+} from "./export/etcd-leader-election.js";
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
 import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
@@ -183,6 +187,9 @@ export function createConfiguredExporter(
       ? createEtcdLeaderElection({
           endpoints: config.etcdEndpoints,
           name: exportElectionName(store.prefix, config.cluster),
+          // Candidates of releases before the per-origin subtree campaign
+          // there: never lead beside them during a rolling upgrade.
+          deferTo: [legacyExportElectionName(store.prefix, config.cluster)],
           ttlMs: config.electionTtlMs,
           requestTimeoutMs: config.storeTimeoutMs,
           security: options.security ?? readEtcdSecurity(config),

@@ -2,12 +2,15 @@
  * The export leader election and write fencing against a real etcd: one
  * leader among candidates, hand-over on resign, fenced writes refused once
  * the leader's key is gone, and a term that ends by itself when etcd stops
- * answering for longer than the lease TTL.
+ * answering for longer than the lease TTL; the election lives under the
+ * origin's own subtree, and a candidate does not lead while a candidate of an
+ * older release holds a key under the old election name (a rolling upgrade).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import {
   createEtcdLeaderElection,
   exportElectionName,
+  legacyExportElectionName,
 } from "../../services/registrar/export/etcd-leader-election.js";
 import type {
   LeaderElection,
@@ -15,6 +18,7 @@ import type {
 } from "../../services/registrar/export/leader-election.js";
 import { type ConfigStore, FencedWriteError } from "../../services/registrar/store/config-store.js";
 import { createEtcdStore } from "../../services/registrar/store/etcd-store.js";
+import { type CapturedLogger, captureLogger } from "../support/capture-logger.js";
 import { useSharedEtcd } from "../support/etcd-suite.js";
 import { makeProjection } from "../support/projections.js";
 import { waitFor } from "../support/wait.js";
@@ -29,10 +33,17 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-function election(prefix: string, identity: string, ttlMs = 2_000): LeaderElection {
+function election(
+  prefix: string,
+  identity: string,
+  ttlMs = 2_000,
+  logger?: CapturedLogger["logger"],
+): LeaderElection {
   const created = createEtcdLeaderElection({
+    ...(logger === undefined ? {} : { logger }),
     endpoints: [shared.etcd.endpoint],
     name: exportElectionName(prefix, "hub"),
+    deferTo: [legacyExportElectionName(prefix, "hub")],
     ttlMs,
     identity,
     requestTimeoutMs: 500,
@@ -60,12 +71,13 @@ describe("etcd export leader election", () => {
     await waitFor(() => candidates.some((c) => c.term !== undefined), 5_000, "a leader");
     // Give the others every chance to (wrongly) think they lead too.
     await waitFor(
-      async () => (await shared.raw.getAll().prefix(`${prefix}/election/`).keys()).length === 3,
+      async () =>
+        (await shared.raw.getAll().prefix(`${prefix}/clusters/hub/election/`).keys()).length === 3,
     );
     expect(candidates.filter((c) => c.term !== undefined)).toHaveLength(1);
     const leader = candidates.find((c) => c.term !== undefined) as LeaderElection;
     const leaderKey = leader.term?.fence?.key as string;
-    expect(leaderKey.startsWith(`${prefix}/election/hub/export/`)).toBe(true);
+    expect(leaderKey.startsWith(`${prefix}/clusters/hub/election/export/`)).toBe(true);
     expect(await shared.raw.get(leaderKey).string()).toMatch(/^[abc]$/);
 
     const started = Date.now();
@@ -138,7 +150,8 @@ describe("etcd export leader election", () => {
     const b = election(prefix, "b", 2_000);
     b.start();
     await waitFor(
-      async () => (await shared.raw.getAll().prefix(`${prefix}/election/`).keys()).length === 2,
+      async () =>
+        (await shared.raw.getAll().prefix(`${prefix}/clusters/hub/election/`).keys()).length === 2,
     );
     expect(b.term).toBeUndefined();
     // The leader's lease ends without a resign from it (as when etcd expires it).
@@ -147,5 +160,29 @@ describe("etcd export leader election", () => {
     await shared.raw.leaseClient.leaseRevoke({ ID: leaseId });
     await waitFor(() => b.term !== undefined, 3_000, "b to lead");
     await waitFor(() => a.term === undefined, 3_000, "a to notice it lost the lease");
+  });
+
+  it("does not lead while an older release's candidate holds a key under the old election name, and leads once it is gone", async () => {
+    const prefix = shared.freshPrefix();
+    // An old-release leader: a key on a lease under <prefix>/election/hub/export/.
+    const oldLease = shared.raw.lease(10, { autoKeepAlive: false });
+    const oldKey = `${legacyExportElectionName(prefix, "hub")}/${BigInt(await oldLease.grant()).toString(16)}`;
+    await oldLease.put(oldKey).value("old-release");
+    const captured = captureLogger();
+    const e = election(prefix, "new", 2_000, captured.logger);
+    e.start();
+    await waitFor(
+      () => captured.lines.some((l) => String(l.msg).startsWith("waiting for an older release")),
+      5_000,
+      "the new candidate to wait for the old one",
+    );
+    expect(
+      (await shared.raw.getAll().prefix(`${prefix}/clusters/hub/election/`).keys()).length,
+    ).toBe(1);
+    expect(e.term).toBeUndefined();
+    const started = Date.now();
+    await oldLease.revoke();
+    await waitFor(() => e.term !== undefined, 3_000, "the new candidate to lead");
+    expect(Date.now() - started).toBeLessThan(2_000); // on the delete, not a timeout
   });
 });

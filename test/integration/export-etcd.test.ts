@@ -102,7 +102,9 @@ describe("export over a real etcd", () => {
       expect(versions[service]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
     }
     // Nothing was written under any other origin, and the registrar serves what it exported.
-    expect((await shared.raw.getAll().prefix(`${prefix}/clusters/`).keys()).length).toBe(3);
+    const keys = await shared.raw.getAll().prefix(`${prefix}/clusters/`).keys();
+    expect(keys.filter((key) => !key.startsWith(`${prefix}/clusters/hub/`))).toEqual([]);
+    expect(keys.filter((key) => key.startsWith(`${prefix}/clusters/hub/config/`))).toHaveLength(3);
     await waitFor(
       async () => (await scrapeMetric(registrar.url, "aether_config_export_services")) === 3,
     );

@@ -152,7 +152,9 @@ export interface ChangeRecorder {
 
 /**
  * Watches every key under `keyPrefix` with etcd3's own watcher, from the
- * revision after the current one, and records each put and delete. Other
+ * revision after the current one, and records each put and delete of a
+ * projection key (`…/clusters/<origin>/config/…`): the rest of an origin's
+ * subtree, such as its export election's keys, is not projections. Other
  * tests' writes (other prefixes, leases expiring) are not seen, unlike the
  * global revision.
  */
@@ -164,8 +166,12 @@ export async function recordChanges(raw: Etcd3, keyPrefix: string): Promise<Chan
     .prefix(keyPrefix)
     .startRevision(String(Number(current.header.revision) + 1))
     .create();
-  watcher.on("put", (kv: IKeyValue) => changes.push({ type: "put", key: kv.key.toString() }));
-  watcher.on("delete", (kv: IKeyValue) => changes.push({ type: "delete", key: kv.key.toString() }));
+  const record = (type: "put" | "delete") => (kv: IKeyValue) => {
+    const key = kv.key.toString();
+    if (/\/clusters\/[^/]+\/config\//.test(key)) changes.push({ type, key });
+  };
+  watcher.on("put", record("put"));
+  watcher.on("delete", record("delete"));
   watcher.on("error", () => {});
   return { changes, cancel: () => watcher.cancel() };
 }

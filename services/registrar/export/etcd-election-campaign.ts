@@ -3,7 +3,9 @@
  * candidate's key `<name>/<lease id in hex>` on its lease, then wait until no
  * key created before it is left, each time watching the one just before it
  * (over one raw watch stream that fails once, see etcd-watch.ts, not etcd3's
- * watch manager). Every request has a deadline.
+ * watch manager), and while any key is left under an election it defers to
+ * (the old name of a moved election), wait for that too. Every request has
+ * a deadline.
  */
 import { CompareResult, CompareTarget, SortOrder, SortTarget } from "etcd3";
 import { callEtcd, prefixEnd } from "../store/etcd-client.js";
@@ -48,40 +50,69 @@ export async function createCampaignKey(
   return createRevision;
 }
 
+/** The election a candidate campaigns in, and the ones it defers to. */
+export interface CampaignElection {
+  /** The election name (without a trailing slash). */
+  readonly name: string;
+  /**
+   * Elections (without a trailing slash) whose every key keeps this
+   * candidate from leading: the old name of an election that moved, where
+   * candidates of an older release still campaign during a rolling upgrade.
+   */
+  readonly deferTo: readonly string[];
+}
+
 /**
- * Resolves once no candidate key of election `name` was created before
- * `createRevision`, or `signal` aborts; rejects when a request or a watch
- * fails.
+ * Resolves once no candidate key of `election` was created before
+ * `createRevision` and no key at all exists under the elections it defers
+ * to, or `signal` aborts; rejects when a request or a watch fails. Each
+ * wait watches one key until it is deleted, then looks again.
  */
 export async function waitForPredecessors(
   etcd: ElectionEtcd,
-  name: string,
+  election: CampaignElection,
   createRevision: number,
   signal: AbortSignal,
 ): Promise<void> {
-  const keyPrefix = `${name}/`;
   while (!signal.aborted) {
-    const response = await callEtcd("election range", etcd.requestTimeoutMs, (callOptions) =>
-      etcd.client.kv.range(
-        {
-          key: Buffer.from(keyPrefix),
-          range_end: prefixEnd(keyPrefix),
-          max_create_revision: createRevision - 1,
-          sort_target: SortTarget.Create,
-          sort_order: SortOrder.Descend,
-          limit: 1,
-        },
-        callOptions,
-      ),
+    let predecessor = predecessorToWaitFor(
+      await rangeOne(etcd, `${election.name}/`, createRevision - 1),
     );
-    const predecessor = predecessorToWaitFor(response);
+    let what = "waiting for the export leader's key to go";
+    for (const other of election.deferTo) {
+      if (predecessor !== undefined) break;
+      predecessor = predecessorToWaitFor(await rangeOne(etcd, `${other}/`, undefined));
+      what = "waiting for an older release's export candidate to go (its election has moved)";
+    }
     if (predecessor === undefined) return;
-    etcd.logger.debug(
-      { predecessor: predecessor.key.toString("utf8") },
-      "waiting for the export leader's key to go",
-    );
+    etcd.logger.debug({ predecessor: predecessor.key.toString("utf8") }, what);
     await waitForDelete(etcd, predecessor.key, predecessor.startRevision, signal);
   }
+}
+
+/**
+ * Reads the newest-created key under `keyPrefix` (created at or before
+ * `maxCreateRevision` when given), at most one, keys only.
+ */
+function rangeOne(
+  etcd: ElectionEtcd,
+  keyPrefix: string,
+  maxCreateRevision: number | undefined,
+): Promise<{ header: { revision: string }; kvs: { key: Buffer }[] }> {
+  return callEtcd("election range", etcd.requestTimeoutMs, (callOptions) =>
+    etcd.client.kv.range(
+      {
+        key: Buffer.from(keyPrefix),
+        range_end: prefixEnd(keyPrefix),
+        ...(maxCreateRevision === undefined ? {} : { max_create_revision: maxCreateRevision }),
+        sort_target: SortTarget.Create,
+        sort_order: SortOrder.Descend,
+        limit: 1,
+        keys_only: true,
+      },
+      callOptions,
+    ),
+  );
 }
 
 /** Resolves once `key` is deleted after `startRevision`, or `signal` aborts; rejects when the watch fails. */

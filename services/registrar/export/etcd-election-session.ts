@@ -23,6 +23,8 @@ export interface CampaignSession {
   readonly etcd: ElectionEtcd;
   /** The election name (without a trailing slash). */
   readonly name: string;
+  /** Elections (without a trailing slash) under which any key keeps this candidate from leading. */
+  readonly deferTo: readonly string[];
   /** The lease TTL to ask for, in whole seconds. */
   readonly ttlSeconds: number;
   /** What this candidate writes in its key. */
@@ -72,7 +74,12 @@ export async function runCampaignSession(session: CampaignSession): Promise<void
     const key = campaignKey(name, lease.id);
     const createRevision = await createCampaignKey(etcd, key, identity, lease.id);
     logger.debug({ key, createRevision, ttlMs }, "campaigning for export leadership");
-    await waitForPredecessors(etcd, name, createRevision, aborted.signal);
+    await waitForPredecessors(
+      etcd,
+      { name, deferTo: session.deferTo },
+      createRevision,
+      aborted.signal,
+    );
     if (ended.settled()) return;
     const term = keeper.begin({ key, createRevision });
     session.onElected();

@@ -62,6 +62,13 @@ export interface EtcdLeaderElectionOptions {
    * Default {@link DEFAULT_ELECTION_TTL_MS}.
    */
   readonly ttlMs?: number;
+  /**
+   * Elections this candidate defers to: while any key exists under one of
+   * them (a candidate of an older release, which campaigns under the old
+   * name), it does not lead. Use `legacyExportElectionName` for the export
+   * controller, so a rolling upgrade never has two leaders. Default none.
+   */
+  readonly deferTo?: readonly string[];
   /** What this candidate writes in its key, for operators; default `<hostname>/<pid>`. */
   readonly identity?: string;
   /** Where elections, losses and errors are reported; default silent. */
@@ -74,10 +81,7 @@ export interface EtcdLeaderElectionOptions {
   readonly security?: EtcdSecurity;
 }
 
-/** Returns the name of one origin's export election under a store prefix. */
-export function exportElectionName(prefix: string, origin: string): string {
-  return `${prefix}/election/${origin}/export`;
-}
+export { exportElectionName, legacyExportElectionName } from "../../common/store-layout.js";
 
 /**
  * Creates an etcd election. `start()` campaigns in the background until
@@ -92,6 +96,7 @@ export function exportElectionName(prefix: string, origin: string): string {
 export function createEtcdLeaderElection(options: EtcdLeaderElectionOptions): LeaderElection {
   const client = createEtcdClient(options.endpoints, options.security);
   const name = options.name.replace(/\/+$/, "");
+  const deferTo = (options.deferTo ?? []).map((other) => other.replace(/\/+$/, ""));
   const ttlSeconds = leaseTtlSeconds(options.ttlMs ?? DEFAULT_ELECTION_TTL_MS);
   const identity = options.identity ?? `${hostname()}/${process.pid}`;
   const logger = options.logger ?? createSilentLogger();
@@ -109,6 +114,7 @@ export function createEtcdLeaderElection(options: EtcdLeaderElectionOptions): Le
     runCampaignSession({
       etcd: { client, requestTimeoutMs, logger },
       name,
+      deferTo,
       ttlSeconds,
       identity,
       keeper,

@@ -6,11 +6,11 @@
  * The store's operations (etcd-store.ts, etcd-writes.ts) use nothing else.
  */
 import type { Etcd3 } from "etcd3";
+import { allOriginsKeyPrefix, storeKeyPrefix } from "../../common/store-layout.js";
 import { StoreCompactedError, StoreUnavailableError } from "./config-store.js";
 import { callEtcd, createEtcdClient, prefixEnd } from "./etcd-client.js";
 import type { EtcdSecurity } from "./etcd-security.js";
 import { type EtcdWatchSink, openEtcdWatch } from "./etcd-watch.js";
-import { allOriginsKeyPrefix } from "./store-key.js";
 
 const COMPACTED = "required revision has been compacted";
 
@@ -21,8 +21,10 @@ export interface EtcdConnectionOptions {
   /** TLS and authentication towards etcd (see etcd-security.ts); undefined for none. */
   readonly security: EtcdSecurity | undefined;
   /**
-   * The store's normalized key prefix: the key {@link EtcdConnection.currentRevision}
-   * reads, and (over all origins) the keys watched to find a compaction point.
+   * The store's normalized key prefix: `<prefix>/` is the key
+   * {@link EtcdConnection.currentRevision} reads (inside the range every
+   * registrar's etcd role may read), and the keys over all origins are
+   * watched to find a compaction point.
    */
   readonly prefix: string;
   /** The bound on every request and on starting a watch, in milliseconds. */
@@ -159,7 +161,7 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
 
   const currentRevision = async (what: string): Promise<number> => {
     const response = await call(what, (callOptions) =>
-      client.kv.range({ key: Buffer.from(prefix), count_only: true }, callOptions),
+      client.kv.range({ key: Buffer.from(storeKeyPrefix(prefix)), count_only: true }, callOptions),
     );
     return Number(response.header.revision);
   };

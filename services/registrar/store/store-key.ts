@@ -7,8 +7,13 @@
  * always taken from its key, never from its value.
  */
 
-/** The store prefix used when none is configured. */
-export const DEFAULT_STORE_PREFIX = "/aether/v1";
+import { allOriginsKeyPrefix, originSubtreePrefix } from "../../common/store-layout.js";
+
+export {
+  allOriginsKeyPrefix,
+  DEFAULT_STORE_PREFIX,
+  normalizePrefix,
+} from "../../common/store-layout.js";
 
 /** The parts a projection key encodes. */
 export interface ProjectionKeyParts {
@@ -18,29 +23,9 @@ export interface ProjectionKeyParts {
   readonly service: string;
 }
 
-/**
- * Normalizes a configured prefix: it must start with `/`, and a trailing `/`
- * is dropped. Throws a TypeError for an empty or relative prefix.
- */
-export function normalizePrefix(prefix: string): string {
-  if (!prefix.startsWith("/")) {
-    throw new TypeError(`store prefix must start with "/", got ${JSON.stringify(prefix)}`);
-  }
-  const trimmed = prefix.replace(/\/+$/, "");
-  if (trimmed === "") {
-    throw new TypeError("store prefix must not be the root");
-  }
-  return trimmed;
-}
-
-/** Returns the key prefix under which every origin's projections live. */
-export function allOriginsKeyPrefix(prefix: string): string {
-  return `${prefix}/clusters/`;
-}
-
 /** Returns the key prefix under which one origin's projections live. */
 export function originKeyPrefix(prefix: string, origin: string): string {
-  return `${prefix}/clusters/${origin}/config/`;
+  return `${originSubtreePrefix(prefix, origin)}config/`;
 }
 
 /** Encodes a service name as one base64url path segment, without padding. */
