@@ -140,6 +140,8 @@ Commands:
   explain --from-namespace NS METHOD URL [-H 'k: v']… [--agent URL]
                                                    decide a request with the shared evaluator
   status [--fail-on-rejections]                    origins, rejections, conflicts, export state
+  etcd-rbac --cluster NAME… [--prefix P] [--apply]  each registrar's etcd role and user (talks
+                                                   to etcd, not to a registrar; see its --help)
 
 ${GLOBAL_FLAGS}
 
@@ -256,7 +258,7 @@ ${GLOBAL_FLAGS}
 const COMMANDS: readonly CommandName[] = ["list", "get", "watch", "explain", "status"];
 
 /** The global flags that take a value, so the command can be found among the arguments. */
-const GLOBAL_VALUE_FLAGS = new Set([
+export const GLOBAL_VALUE_FLAGS: ReadonlySet<string> = new Set([
   "--registrar",
   "-o",
   "--output",

@@ -10,14 +10,21 @@ import { UsageError } from "../../services/process/usage-error.js";
 import { type ClientTlsOptions, clientTlsOptions } from "../../services/runtime/tls/client-tls.js";
 import { loadTlsMaterial } from "../../services/runtime/tls/material-read.js";
 import type { GlobalOptions } from "./aetherctl-flags.js";
-import { type Command, parseAetherctlFlags, usageOf } from "./aetherctl-flags.js";
+import {
+  type Command,
+  GLOBAL_VALUE_FLAGS,
+  parseAetherctlFlags,
+  usageOf,
+} from "./aetherctl-flags.js";
 import type { CommandContext } from "./command-context.js";
+import { runEtcdRbac } from "./commands/etcd-rbac.js";
 import { runExplain } from "./commands/explain.js";
 import { runGet } from "./commands/get.js";
 import { runList } from "./commands/list.js";
 import { runStatus } from "./commands/status.js";
 import { runWatch } from "./commands/watch.js";
 import { describeCallError } from "./error-message.js";
+import { isEtcdRbacCommandLine } from "./etcd-rbac-flags.js";
 import { createRegistrarClient } from "./registrar-client.js";
 
 /** Exit code: the command line could not be run. */
@@ -72,6 +79,8 @@ async function loadClientTls(global: GlobalOptions): Promise<ClientTlsOptions | 
 
 /** Runs aetherctl with `argv` (without `node` and the script); resolves with the exit code. */
 export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Promise<number> {
+  // etcd-rbac talks to etcd, not to a registrar: its own flags, no registrar client.
+  if (isEtcdRbacCommandLine(argv, GLOBAL_VALUE_FLAGS)) return runEtcdRbac(argv, io);
   let line: ReturnType<typeof parseAetherctlFlags>;
   try {
     line = parseAetherctlFlags(argv, io.env);

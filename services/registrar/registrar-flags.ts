@@ -7,6 +7,11 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { MassDeleteThreshold } from "../common/import-loss.js";
 import { checkClusterName } from "../common/service-name.js";
+import {
+  ETCD_SECURITY_FLAGS,
+  parseEtcdSecurityFlags as parseEtcdClientSecurityFlags,
+  parseEtcdEndpoints,
+} from "../process/etcd-client-flags.js";
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
 import { parseMassDeleteFlags } from "../process/mass-delete-flags.js";
 import { UsageError } from "../process/usage-error.js";
@@ -18,7 +23,6 @@ import {
 } from "./limit-flags.js";
 import { MIN_PAGE_TOKEN_KEY_BYTES } from "./service/page-token.js";
 import { DEFAULT_READ_LIMITS } from "./service/read-admission.js";
-import { readEtcdSecurity } from "./store/etcd-security.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix } from "./store/store-key.js";
 import {
   parseTlsFlags,
@@ -261,19 +265,9 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   if (store !== "memory" && store !== "etcd") {
     throw new UsageError(`--store ${JSON.stringify(store)} must be memory or etcd`);
   }
-  const endpoints = ((values["etcd-endpoints"] as string | undefined) ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
+  const endpoints = parseEtcdEndpoints(values["etcd-endpoints"] as string | undefined);
   if (store === "etcd" && endpoints.length === 0) {
     throw new UsageError("--store etcd needs --etcd-endpoints URL[,URL]");
-  }
-  for (const endpoint of endpoints) {
-    if (!URL.canParse(endpoint)) {
-      throw new UsageError(
-        `--etcd-endpoints: ${JSON.stringify(endpoint)} is not a URL (for example http://127.0.0.1:2379)`,
-      );
-    }
   }
   const security = parseEtcdSecurityFlags(values, store, endpoints);
   let prefix: string;
@@ -387,18 +381,11 @@ export function readPageTokenKey(path: string): Buffer {
   return key.subarray(0, end);
 }
 
-const ETCD_SECURITY_FLAGS = [
-  "etcd-ca-file",
-  "etcd-cert-file",
-  "etcd-key-file",
-  "etcd-username",
-  "etcd-password-file",
-] as const;
-
 /**
- * Checks the etcd TLS and authentication flags against the store and the
- * endpoints, and reads their files once (so a missing, unreadable, empty or
- * malformed file is a usage error now rather than a failure later).
+ * Checks the etcd TLS and authentication flags against the store (they need
+ * `--store etcd`) and the endpoints, and reads their files once (so a
+ * missing, unreadable, empty or malformed file is a usage error now rather
+ * than a failure later); see `services/process/etcd-client-flags.ts`.
  */
 function parseEtcdSecurityFlags(
   values: Record<string, string | boolean | string[] | undefined>,
@@ -408,35 +395,11 @@ function parseEtcdSecurityFlags(
   RegistrarConfig,
   "etcdCaFile" | "etcdCertFile" | "etcdKeyFile" | "etcdUsername" | "etcdPasswordFile"
 > {
-  const flags = {
-    etcdCaFile: values["etcd-ca-file"] as string | undefined,
-    etcdCertFile: values["etcd-cert-file"] as string | undefined,
-    etcdKeyFile: values["etcd-key-file"] as string | undefined,
-    etcdUsername: values["etcd-username"] as string | undefined,
-    etcdPasswordFile: values["etcd-password-file"] as string | undefined,
-  };
   const given = ETCD_SECURITY_FLAGS.find((flag) => values[flag] !== undefined);
   if (given !== undefined && store !== "etcd") {
     throw new UsageError(`--${given} is only used with --store etcd`);
   }
-  const secure = endpoints.filter((endpoint) => new URL(endpoint).protocol === "https:");
-  if (secure.length > 0 && secure.length < endpoints.length) {
-    throw new UsageError(
-      "--etcd-endpoints: mixes https:// and other endpoints; use https:// for all of them or none",
-    );
-  }
-  const tlsFlag = ETCD_SECURITY_FLAGS.slice(0, 3).find((flag) => values[flag] !== undefined);
-  if (tlsFlag !== undefined && secure.length === 0 && endpoints.length > 0) {
-    throw new UsageError(
-      `--${tlsFlag} means TLS towards etcd: --etcd-endpoints must be https:// URLs (got ${endpoints.join(",")})`,
-    );
-  }
-  try {
-    readEtcdSecurity(flags);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  return flags;
+  return parseEtcdClientSecurityFlags(values, endpoints);
 }
 
 function parseExportSource(value: string | undefined): ExportSourceConfig | undefined {

@@ -17,6 +17,7 @@ import {
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { createImportPolicy } from "../common/import-policy.js";
 import { checkServiceName } from "../common/service-name.js";
+import { type EtcdSecurity, readEtcdSecurity } from "../runtime/etcd-security.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import { createDirSource } from "../sources/dir-source.js";
 import { createKubernetesSource } from "../sources/kubernetes-source.js";
@@ -45,7 +46,6 @@ import { type ConfigServiceOptions, createConfigService } from "./service/config
 import { exportStatusMessage } from "./service/export-status-message.js";
 import { createPageTokens, type PageTokens } from "./service/page-token.js";
 import type { ConfigStore } from "./store/config-store.js";
-import { type EtcdSecurity, readEtcdSecurity } from "./store/etcd-security.js";
 import { createEtcdStore } from "./store/etcd-store.js";
 import { createMemoryStore } from "./store/memory-store.js";
 

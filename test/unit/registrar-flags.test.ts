@@ -8,7 +8,7 @@ import {
   REGISTRAR_USAGE,
   readPageTokenKey,
 } from "../../services/registrar/registrar-flags.js";
-import { readEtcdSecurity } from "../../services/registrar/store/etcd-security.js";
+import { readEtcdSecurity } from "../../services/runtime/etcd-security.js";
 
 describe("registrar flags", () => {
   it("applies defaults", () => {

@@ -35,10 +35,10 @@
  */
 import { hostname } from "node:os";
 import { createBackoff } from "../../runtime/backoff.js";
+import type { EtcdSecurity } from "../../runtime/etcd-security.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { sleep } from "../../runtime/sleep.js";
 import { createEtcdClient } from "../store/etcd-client.js";
-import type { EtcdSecurity } from "../store/etcd-security.js";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../store/etcd-store.js";
 import { electionBackoffOptions, leaseTtlSeconds } from "./etcd-election-rules.js";
 import { runCampaignSession } from "./etcd-election-session.js";

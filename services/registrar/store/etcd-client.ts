@@ -13,8 +13,8 @@ import {
   type IDuplexStream,
   isRecoverableError,
 } from "etcd3";
+import { type EtcdSecurity, etcdSecurityOptions } from "../../runtime/etcd-security.js";
 import { FencedWriteError, StoreCompactedError, StoreUnavailableError } from "./config-store.js";
-import { type EtcdSecurity, etcdSecurityOptions } from "./etcd-security.js";
 
 const FUTURE = "required revision is a future revision";
 
@@ -122,19 +122,8 @@ export async function callEtcd<T>(
   }
 }
 
-const ZERO = Buffer.from([0]);
-
 /** Returns the end of the key range of every key starting with `keyPrefix`. */
-export function prefixEnd(keyPrefix: string): Buffer {
-  const end = Buffer.from(keyPrefix);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if ((end[i] as number) < 0xff) {
-      end[i] = (end[i] as number) + 1;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return ZERO;
-}
+export { prefixEnd } from "../../runtime/etcd-key-range.js";
 
 /**
  * Closes a raw etcd stream (a watch or a lease keep-alive). Ending the

@@ -7,9 +7,9 @@
  */
 import type { Etcd3 } from "etcd3";
 import { allOriginsKeyPrefix, storeKeyPrefix } from "../../common/store-layout.js";
+import type { EtcdSecurity } from "../../runtime/etcd-security.js";
 import { StoreCompactedError, StoreUnavailableError } from "./config-store.js";
 import { callEtcd, createEtcdClient, prefixEnd } from "./etcd-client.js";
-import type { EtcdSecurity } from "./etcd-security.js";
 import { type EtcdWatchSink, openEtcdWatch } from "./etcd-watch.js";
 
 const COMPACTED = "required revision has been compacted";

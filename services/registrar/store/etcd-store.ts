@@ -18,6 +18,8 @@
  * writes in etcd-writes.ts. The raw pieces are re-exported from here too,
  * so imports from this file keep working.
  */
+
+import type { EtcdSecurity } from "../../runtime/etcd-security.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type {
   ConfigStore,
@@ -39,7 +41,6 @@ import {
 } from "./decode-entry.js";
 import { prefixEnd } from "./etcd-client.js";
 import { createEtcdConnection, type EtcdConnection } from "./etcd-connection.js";
-import type { EtcdSecurity } from "./etcd-security.js";
 import { createEtcdWrites } from "./etcd-writes.js";
 import {
   allOriginsKeyPrefix,
