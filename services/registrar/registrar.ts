@@ -45,6 +45,7 @@ import { createRefusals, type Refusals } from "./server/refusals.js";
 import { type ConfigServiceOptions, createConfigService } from "./service/config-service.js";
 import { exportStatusMessage } from "./service/export-status-message.js";
 import { createPageTokens, type PageTokens } from "./service/page-token.js";
+import { createAccessMonitor } from "./store/access-monitor.js";
 import type { ConfigStore } from "./store/config-store.js";
 import { createEtcdStore } from "./store/etcd-store.js";
 import { createMemoryStore } from "./store/memory-store.js";
@@ -262,7 +263,14 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     registry: metrics.registry,
     logger: logger.child({ part: "limits" }),
   });
-  const readiness = () => cacheReadiness(cache);
+  // Whether the store credentials allow what this registrar does (etcd RBAC):
+  // a denial makes it not ready, naming what is denied.
+  const access = createAccessMonitor({
+    store,
+    write: exporter?.enabled === true,
+    logger: logger.child({ part: "store-access" }),
+  });
+  const readiness = () => storeReadiness(cache, access.denied);
 
   const server = createHttpServer({
     logger: logger.child({ part: "http" }),
@@ -314,6 +322,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     },
     async start() {
       cache.start();
+      access.start();
       let address: ListenAddress;
       let adminAddress: ListenAddress | undefined;
       try {
@@ -351,6 +360,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         // Probes see `draining` on the admin port until the API port is closed.
         await admin?.server.close();
         await cache.stop();
+        await access.stop();
         await store.close();
         logger.info("registrar stopped");
       })();
@@ -405,8 +415,12 @@ function registerRoutes(router: ConnectRouter, parts: RouteParts): void {
   registerReflectionServices(router, [ConfigService, Health]);
 }
 
-/** What `/readyz` reports, on both the main and the admin port: ready once the cache synced. */
-function cacheReadiness(cache: ConfigCache): Readiness {
+/**
+ * What `/readyz` reports, on both the main and the admin port: ready once the
+ * cache synced, unless the store denies this registrar something it needs.
+ */
+function storeReadiness(cache: ConfigCache, accessDenied: string | undefined): Readiness {
+  if (accessDenied !== undefined) return { ready: false, reason: `store ${accessDenied}` };
   if (cache.state === "synced") {
     const degraded = describeHolds(cache.holds());
     return degraded === undefined ? { ready: true } : { ready: true, degraded };

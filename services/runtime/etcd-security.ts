@@ -155,3 +155,21 @@ export function etcdSecurityOptions(
   }
   return options;
 }
+
+/**
+ * The etcd user `security` signs in as, for messages: the user name of
+ * password authentication (which etcd prefers when both are given), else the
+ * common name of the client certificate (etcd's `--client-cert-auth` takes
+ * the user from it); undefined when neither is there or the CN cannot be read.
+ */
+export function etcdUserOf(security: EtcdSecurity | undefined): string | undefined {
+  if (security?.auth !== undefined) return security.auth.username;
+  const certChain = security?.credentials?.certChain;
+  if (certChain === undefined) return undefined;
+  try {
+    const subject = new X509Certificate(certChain).subject;
+    return /^CN=(.*)$/m.exec(subject)?.[1];
+  } catch {
+    return undefined;
+  }
+}

@@ -320,8 +320,21 @@ describe("registrar over etcd with TLS and user/password authentication", () => 
     expect(hub.projections.map((p) => p.service)).toEqual(["shop/cart"]);
   });
 
-  it("is not ready without credentials once auth is enabled", async () => {
+  it("is not ready without credentials once auth is enabled, and /readyz names the permission error", async () => {
+    // The client certificate's CN (aether-registrar) is taken as the etcd user, which does not exist.
     const registrar = await registrarOn(authEtcd.endpoint, tls());
-    await expectStoreUnavailable(registrar.url, /permission denied/);
+    let last = { status: 0, body: "" };
+    await waitFor(
+      async () => {
+        last = await readyz(registrar.url);
+        return last.body.startsWith("store permission denied");
+      },
+      TIMEOUT_MS,
+      "/readyz to name the permission error",
+    );
+    expect(last.status).toBe(503);
+    expect(last.body).toMatch(
+      /^store permission denied: etcd user aether-registrar may not read \/aether\/t/,
+    );
   });
 });

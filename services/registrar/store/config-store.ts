@@ -260,6 +260,15 @@ export interface ConfigStore {
   /** Resolves when the store answers a trivial request, rejects otherwise. */
   ping(): Promise<void>;
   /**
+   * Checks that the store's credentials allow what this registrar does: read
+   * every key under the prefix and, with `write`, write (put and delete)
+   * every key of its own origin's subtree, without changing anything.
+   * Resolves when they do; rejects with {@link StorePermissionError} naming
+   * what is denied, or {@link StoreUnavailableError} when the store cannot
+   * be asked. Absent on a store without access control (the embedded one).
+   */
+  checkAccess?(options: { readonly write: boolean }): Promise<void>;
+  /**
    * Releases connections; pending watches are cancelled (no more callbacks).
    * Afterwards every method rejects with {@link StoreUnavailableError}, and a
    * new watch ends with it.
@@ -301,4 +310,13 @@ export class FencedWriteError extends Error {
     super(message);
     this.fence = fence;
   }
+}
+
+/**
+ * The store refused an operation for lack of permission (etcd's RBAC): the
+ * registrar's etcd user or role is missing something it needs. The message
+ * says what was denied and which user asked.
+ */
+export class StorePermissionError extends Error {
+  override readonly name = "StorePermissionError";
 }

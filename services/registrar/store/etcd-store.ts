@@ -19,7 +19,7 @@
  * so imports from this file keep working.
  */
 
-import type { EtcdSecurity } from "../../runtime/etcd-security.js";
+import { type EtcdSecurity, etcdUserOf } from "../../runtime/etcd-security.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type {
   ConfigStore,
@@ -39,6 +39,7 @@ import {
   type EntryDecoder,
   listRange,
 } from "./decode-entry.js";
+import { checkEtcdAccess } from "./etcd-access-check.js";
 import { prefixEnd } from "./etcd-client.js";
 import { createEtcdConnection, type EtcdConnection } from "./etcd-connection.js";
 import { createEtcdWrites } from "./etcd-writes.js";
@@ -156,6 +157,8 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
     ping: async () => {
       await follow.currentRevision("ping");
     },
+    checkAccess: ({ write }) =>
+      checkEtcdAccess({ connection, prefix, origin, user: etcdUserOf(options.security) }, write),
     close: async () => {
       connection.close();
       follow.close();
