@@ -26,6 +26,7 @@ import type { EtcdHandle } from "../support/etcd.js";
 import {
   createTestPki,
   etcdctl,
+  etcdTlsFlags,
   issueTestCert,
   startTlsEtcd,
   type TestCert,
@@ -96,27 +97,14 @@ function aetherctlApply(extra: readonly string[]) {
     "--apply",
     "--etcd-endpoints",
     etcd.endpoint,
-    "--etcd-ca-file",
-    pki.ca.cert,
-    "--etcd-cert-file",
-    pki.client.cert,
-    "--etcd-key-file",
-    pki.client.key,
+    ...etcdTlsFlags(pki),
     ...extra,
   ]);
 }
 
 /** The TLS flags of a registrar of `cluster`: its client certificate, CN aether-<cluster>. */
 function tlsAs(cluster: string): string[] {
-  const cert = certs[cluster] as TestCert;
-  return [
-    "--etcd-ca-file",
-    pki.ca.cert,
-    "--etcd-cert-file",
-    cert.cert,
-    "--etcd-key-file",
-    cert.key,
-  ];
+  return etcdTlsFlags(pki, certs[cluster] as TestCert);
 }
 
 /** An etcd store of `cluster`, signed in by its certificate's CN. */

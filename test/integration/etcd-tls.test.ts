@@ -19,6 +19,7 @@ import {
   createTestCa,
   createTestPki,
   etcdctl,
+  etcdTlsFlags,
   startTlsEtcd,
   type TestCa,
   type TestPki,
@@ -131,16 +132,7 @@ async function expectStoreUnavailable(url: string, reason: RegExp): Promise<void
 
 describe("registrar over etcd with TLS and client certificates", () => {
   it("syncs and serves the seeded projection with the CA and a client certificate", async () => {
-    const registrar = await registrarOn(etcd.endpoint, [
-      "--etcd-ca-file",
-      pki.ca.cert,
-      "--etcd-cert-file",
-      pki.client.cert,
-      "--etcd-key-file",
-      pki.client.key,
-      "--seed",
-      seedFile,
-    ]);
+    const registrar = await registrarOn(etcd.endpoint, [...etcdTlsFlags(pki), "--seed", seedFile]);
     await expectSeededProjection(registrar.url);
   });
 
@@ -195,14 +187,7 @@ describe("registrar over etcd with TLS and user/password authentication", () => 
   let authEtcd: EtcdHandle;
   let passwordFile: string;
   let wrongPasswordFile: string;
-  const tls = () => [
-    "--etcd-ca-file",
-    pki.ca.cert,
-    "--etcd-cert-file",
-    pki.client.cert,
-    "--etcd-key-file",
-    pki.client.key,
-  ];
+  const tls = () => etcdTlsFlags(pki);
 
   beforeAll(async () => {
     authEtcd = await startTlsEtcd(pki);

@@ -140,6 +140,21 @@ export async function createTestPki(dir: string, name = "aether-test-ca"): Promi
   return { ca, server, client };
 }
 
+/**
+ * The etcd TLS flags of a registrar (and of `aetherctl etcd-rbac --apply`):
+ * `pki`'s CA and the client certificate `cert` (default `pki.client`).
+ */
+export function etcdTlsFlags(pki: TestPki, cert: TestCert = pki.client): string[] {
+  return [
+    "--etcd-ca-file",
+    pki.ca.cert,
+    "--etcd-cert-file",
+    cert.cert,
+    "--etcd-key-file",
+    cert.key,
+  ];
+}
+
 /** Resolves true when etcd's /health, fetched over TLS with `pki`'s CA and client certificate, says healthy. */
 function isHealthyOverTls(pki: TestPki): (endpoint: string) => Promise<boolean> {
   const ca = readFileSync(pki.ca.cert);
