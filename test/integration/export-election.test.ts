@@ -185,4 +185,23 @@ describe("etcd export leader election", () => {
     await waitFor(() => e.term !== undefined, 3_000, "the new candidate to lead");
     expect(Date.now() - started).toBeLessThan(2_000); // on the delete, not a timeout
   });
+
+  it("a leader steps aside when an older release's candidate starts campaigning under the old name mid-term, and leads again once it is gone", async () => {
+    const prefix = shared.freshPrefix();
+    const e = election(prefix, "new");
+    e.start();
+    await waitFor(() => e.term !== undefined, 5_000, "the new candidate to lead");
+    const term = e.term as LeaderTerm;
+    // An old-release replica restarts mid-upgrade: it campaigns under the old name.
+    const oldLease = shared.raw.lease(10, { autoKeepAlive: false });
+    const oldKey = `${legacyExportElectionName(prefix, "hub")}/${BigInt(await oldLease.grant()).toString(16)}`;
+    const appearedAt = Date.now();
+    await oldLease.put(oldKey).value("old-release");
+    await waitFor(() => term.signal.aborted, 3_000, "the term to end");
+    expect(Date.now() - appearedAt).toBeLessThan(1_000); // on the watch, not a lease expiry
+    expect(e.term).toBeUndefined();
+    await oldLease.revoke();
+    await waitFor(() => e.term !== undefined, 5_000, "leadership again");
+    expect(e.term?.id).toBe(term.id + 1);
+  });
 });

@@ -92,9 +92,10 @@ export async function waitForPredecessors(
 
 /**
  * Reads the newest-created key under `keyPrefix` (created at or before
- * `maxCreateRevision` when given), at most one, keys only.
+ * `maxCreateRevision` when given), at most one, keys only; rejects as
+ * `callEtcd` does.
  */
-function rangeOne(
+export function rangeOne(
   etcd: ElectionEtcd,
   keyPrefix: string,
   maxCreateRevision: number | undefined,

@@ -2,12 +2,14 @@
  * One campaign session of the etcd election, and the term bookkeeping that
  * goes with it: a new lease, the campaign key, the wait for the
  * predecessors, then one term from election until the session ends (the
- * lease lost or no longer provably alive, the term relinquished, or the
+ * lease lost or no longer provably alive, the term relinquished, a candidate
+ * of an older release appearing under an election it defers to, or the
  * election stopped). Ending the session ends its term first, so writes stop
  * before anything else runs; the lease is revoked on the way out, so another
  * candidate can take over at once.
  */
 import { createCampaignKey, waitForPredecessors } from "./etcd-election-campaign.js";
+import { watchDeferredElections } from "./etcd-election-defer.js";
 import {
   type ElectionEtcd,
   grantLease,
@@ -65,6 +67,7 @@ export async function runCampaignSession(session: CampaignSession): Promise<void
   const onStop = (): void => finish("stopped");
   stopping.addEventListener("abort", onStop, { once: true });
   let stopKeepalive = (): void => {};
+  let stopDeferWatch = (): void => {};
   let leaseId: string | undefined;
   try {
     const lease = await grantLease(etcd, ttlSeconds);
@@ -82,6 +85,11 @@ export async function runCampaignSession(session: CampaignSession): Promise<void
     );
     if (ended.settled()) return;
     const term = keeper.begin({ key, createRevision });
+    // A candidate of an older release that starts campaigning now would lead
+    // too (it does not know this election): step aside for it.
+    stopDeferWatch = watchDeferredElections(etcd, session.deferTo, (other) =>
+      finish(`a candidate of an older release campaigns at ${other}; deferring to it`),
+    );
     session.onElected();
     logger.info({ term: term.id, key, createRevision, ttlMs, identity }, "elected export leader");
     const reason = await ended.promise;
@@ -92,6 +100,7 @@ export async function runCampaignSession(session: CampaignSession): Promise<void
     session.setEnd(undefined);
     stopping.removeEventListener("abort", onStop);
     stopKeepalive();
+    stopDeferWatch();
     if (leaseId !== undefined) await revokeLease(etcd, leaseId);
   }
 }
