@@ -89,7 +89,7 @@ afterAll(async () => {
 });
 
 /** Runs `aetherctl etcd-rbac --apply` against the test etcd over TLS, with `extra` flags. */
-function aetherctlApply(extra: readonly string[]) {
+function aetherctlApply(extra: readonly string[], cert: TestCert = pki.client) {
   return runAetherctlInProcess([
     "etcd-rbac",
     "--prefix",
@@ -97,7 +97,7 @@ function aetherctlApply(extra: readonly string[]) {
     "--apply",
     "--etcd-endpoints",
     etcd.endpoint,
-    ...etcdTlsFlags(pki),
+    ...etcdTlsFlags(pki, cert),
     ...extra,
   ]);
 }
@@ -170,6 +170,13 @@ async function readyz(url: string): Promise<{ status: number; body: string }> {
 }
 
 describe("per-origin etcd roles with auth on", () => {
+  it("refuses --apply by a registrar's user once auth is on, in one line naming etcd's error (exit 1)", async () => {
+    const refused = await aetherctlApply(["--cluster", "east"], certs.east as TestCert);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toMatch(/^aetherctl: etcd-rbac --apply failed: .*permission denied\n$/);
+  });
+
   it("gives each role exactly read on the prefix and readwrite on its own subtree; a second --apply as root changes nothing", async () => {
     const again = await aetherctlApply([
       "--cluster",
