@@ -153,7 +153,10 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     for (const [command, result] of outputs) {
       expect({ command, ...result }).toMatchObject({ code: 0 });
     }
-    expect(withoutEnv.code).not.toBe(0);
+    expect(withoutEnv).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("aetherctl: tls: "),
+    });
     const output = (pattern: RegExp) =>
       [...outputs].find(([command]) => pattern.test(command))?.[1]?.stdout ?? "";
     expect(output(/aetherctl .* list$/)).toMatch(/shop\/checkout\s+hub\s/);
