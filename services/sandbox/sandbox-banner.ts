@@ -32,8 +32,19 @@ function tlsLines(info: SandboxInfo, cwd: string): string[] {
     `  certificates: ${shortPath(pki.dir, cwd)} (${pki.reused ? "reused from an earlier run" : "made now"}; kept for the next run)`,
     "  each registrar authorizes its cluster's agent, every registrar, and the operator",
     `  ${OPERATOR_ID} (${shortPath(pki.operator.cert, cwd)}: aetherctl, buf curl, curl)`,
+    ...operatorEnvLines(info, cwd),
     `  agents check their registrar's ID, e.g. ${registrarIdOf(info.registrars[1]?.cluster ?? "east")}`,
   ];
+}
+
+/** Where aetherctl's TLS defaults are (the operator's environment file), or why they are not. */
+function operatorEnvLines(info: SandboxInfo, cwd: string): string[] {
+  const env = info.operatorEnv;
+  if (env === undefined) return [];
+  const file = shortPath(env.file, cwd);
+  return env.problem === undefined
+    ? [`  ${file}: aetherctl's TLS defaults as the operator (paths only; written at every start)`]
+    : [`  note: no ${file}, so aetherctl takes TLS flags: ${env.problem}`];
 }
 
 /**
@@ -97,6 +108,7 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
       "try",
       ...(local === undefined ? [] : [`  curl -s ${local.url}/routes`]),
       `  ${commands.readyz}`,
+      ...(commands.source === undefined ? [] : [`  ${commands.source}`]),
       `  ${ctl} list`,
       `  ${ctl} status`,
       `  ${ctl} explain --from-namespace web GET http://checkout.shop:8080/cart`,

@@ -2,8 +2,10 @@
  * The ready-to-paste commands the sandbox's banner prints against its first
  * spoke: `curl` of an agent's table and a registrar's admin port,
  * `npm run aetherctl`, `npx buf curl` and `curl` of the ConfigService, with
- * the operator's certificate flags when the sandbox serves mutual TLS.
- * Paths are relative to the working directory when under it. Pure.
+ * the operator's certificate when the sandbox serves mutual TLS: aetherctl
+ * takes it from the operator's environment file (`operator-env.ts`), loaded
+ * once by the line `source`; buf curl and curl by their own flags. Paths
+ * are relative to the working directory when under it. Pure.
  */
 import { relative } from "node:path";
 import type { SandboxInfo } from "./sandbox.js";
@@ -15,14 +17,30 @@ export function shortPath(path: string, cwd: string): string {
   return rel === "" || rel.startsWith("..") ? path : rel;
 }
 
-/** `text` as one shell word: as is when it needs no quoting, else in single quotes. */
-function shellWord(text: string): string {
+/** `text` as one POSIX shell word: as is when it needs no quoting, else in single quotes. */
+export function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * `. PATH`, the line that loads the file at `path` into a POSIX shell, with
+ * `./` when `path` has no slash (`.` would look for it in `$PATH`).
+ */
+export function sourceLine(path: string): string {
+  return `. ${shellWord(path.includes("/") ? path : `./${path}`)}`;
 }
 
 /** The commands of {@link sandboxCommands}, before the `explain` and `watch` examples. */
 export interface SandboxCommands {
-  /** `npm run aetherctl -- --registrar URL [TLS flags]`: append a command. */
+  /**
+   * `. FILE`: loads the operator's environment file into the shell, before
+   * `aetherctl`; undefined with `--plaintext` (or when the file could not be written).
+   */
+  readonly source: string | undefined;
+  /**
+   * `npm run aetherctl -- --registrar URL`: append a command. With mutual
+   * TLS it needs `source` first, or, when there is none, carries the TLS flags.
+   */
   readonly aetherctl: string;
   /** The ConfigService's `npx buf curl` commands (list methods, ListAllConfig). */
   readonly buf: readonly string[];
@@ -46,10 +64,12 @@ export function sandboxCommands(
   const body = `-d '{"services":["shop/checkout"]}'`;
   const pki = info.pki;
   const readyz = `curl -s ${spoke.adminUrl}/readyz`;
+  const aetherctl = `npm run aetherctl -- --registrar ${spoke.url}`;
   if (pki === undefined) {
     const buf = "npx buf curl --protocol grpc --http2-prior-knowledge";
     return {
-      aetherctl: `npm run aetherctl -- --registrar ${spoke.url}`,
+      source: undefined,
+      aetherctl,
       buf: [`${buf} --list-methods ${spoke.url}`, `${buf} ${body} ${method}/ListAllConfig`],
       curl: `curl -s ${method}/ListAllConfig -H 'content-type: application/json' ${body}`,
       readyz,
@@ -59,12 +79,17 @@ export function sandboxCommands(
   const certs = `--cacert ${path(pki.caBundle)} ${cert}`;
   const bundle = pki.bundles.get(spoke.cluster) ?? pki.caBundle;
   const buf = `npx buf curl --protocol grpc ${certs}`;
+  const env = info.operatorEnv;
+  const written = env !== undefined && env.problem === undefined;
   return {
-    aetherctl: [
-      `npm run aetherctl -- --registrar ${spoke.url}`,
-      `--tls-cert-file ${path(pki.operator.cert)} --tls-key-file ${path(pki.operator.key)}`,
-      `--trust-domain-bundle ${trustDomainOf(spoke.cluster)}=${path(bundle)}`,
-    ].join(" "),
+    source: written ? sourceLine(shortPath(env.file, cwd)) : undefined,
+    aetherctl: written
+      ? aetherctl
+      : [
+          aetherctl,
+          `--tls-cert-file ${path(pki.operator.cert)} --tls-key-file ${path(pki.operator.key)}`,
+          `--trust-domain-bundle ${trustDomainOf(spoke.cluster)}=${path(bundle)}`,
+        ].join(" "),
     buf: [`${buf} --list-methods ${spoke.url}`, `${buf} ${body} ${method}/ListAllConfig`],
     curl: `curl -s ${certs} ${method}/ListAllConfig -H 'content-type: application/json' ${body}`,
     readyz,

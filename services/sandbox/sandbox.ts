@@ -29,6 +29,7 @@ import type { Agent } from "../../clients/agent/agent.js";
 import type { RouteTable } from "../common/route-merge.js";
 import type { Registrar } from "../registrar/registrar.js";
 import type { Logger } from "../runtime/logger.js";
+import { type OperatorEnvFile, writeOperatorEnv } from "./operator-env-file.js";
 import type { ReportedDirSource } from "./route-problems.js";
 import { describeRouteTableChanges } from "./route-table-changes.js";
 import type { SandboxConfig } from "./sandbox-flags.js";
@@ -99,6 +100,8 @@ export interface SandboxInfo {
   readonly stateIsTemporary: boolean;
   /** The PKI every ConfigService connection's mutual TLS uses; undefined: `--plaintext`. */
   readonly pki: SandboxPki | undefined;
+  /** The operator's environment file for aetherctl, written at this start; undefined: `--plaintext`. */
+  readonly operatorEnv: OperatorEnvFile | undefined;
 }
 
 /** The sandbox; see the module comment. */
@@ -206,6 +209,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   const run = async (): Promise<SandboxInfo> => {
     const signal = aborted.signal;
+    let operatorEnv: OperatorEnvFile | undefined;
     await checkDirectory(meshDir, "the mesh directory");
     for (const spoke of SPOKES) {
       if (spoke.localRoutes !== undefined) {
@@ -218,6 +222,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     if (config.tls) {
       const spokes = SPOKES.map((spoke) => spoke.cluster);
       parts.pki = await ensureSandboxPki(config.pkiDir, CLUSTERS, spokes, config.host);
+      operatorEnv = await writeOperatorEnv(parts.pki);
     }
     stateDir ??= await mkdtemp(join(tmpdir(), "aether-sandbox-"));
     await mkdir(stateDir, { recursive: true });
@@ -283,6 +288,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       stateDir,
       stateIsTemporary: config.stateDir === undefined,
       pki: parts.pki,
+      operatorEnv,
     };
   };
 

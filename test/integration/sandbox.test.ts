@@ -8,7 +8,8 @@
  * process left, the temp state removed. Over mutual TLS: a client without
  * a certificate, and plaintext, are refused; another cluster's agent is
  * denied; every printed command (aetherctl, buf curl, curl) is run and
- * works. The etcd run uses `--plaintext`.
+ * works, the aetherctl ones after the printed `. operator.env` line in the
+ * same shell. The etcd run uses `--plaintext`.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -18,7 +19,15 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 import { type EtcdHandle, startEtcd } from "../support/etcd.js";
-import { runPrinted, shellWords, tlsGet } from "../support/sandbox-commands.js";
+import {
+  aetherVariablesAfter,
+  changesShell,
+  type PrintedLine,
+  printedSession,
+  runPrinted,
+  shellWords,
+  tlsGet,
+} from "../support/sandbox-commands.js";
 import {
   interruptAndCheck,
   SANDBOX_MAIN as MAIN,
@@ -111,16 +120,43 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     }
   });
 
-  it("runs every printed command: curl, buf curl and aetherctl list as printed, the other aetherctl commands in process", async () => {
-    const commands = sandbox.commands;
-    const ctl = commands.filter((c) => c.startsWith("npm run aetherctl -- "));
-    const asPrinted = commands.filter((c) => !c.startsWith("npm run") || c.endsWith(" list"));
-    expect(asPrinted.length).toBeGreaterThanOrEqual(6);
-    const runs = await Promise.all(asPrinted.map((command) => runPrinted(command, ROOT)));
-    const outputs = new Map(asPrinted.map((command, i) => [command, runs[i]]));
+  it("writes the operator's environment file next to the PKI: absolute paths of its SVID and all three bundles, no key material", async () => {
+    const text = await readFile(pki("operator.env"), "utf8");
+    expect(text).not.toContain("-----BEGIN");
+    expect(text.split("\n").filter((line) => line.startsWith("export "))).toEqual([
+      `export AETHER_TLS_CERT_FILE=${pki("operator.crt")}`,
+      `export AETHER_TLS_KEY_FILE=${pki("operator.key")}`,
+      `export AETHER_TRUST_DOMAIN_BUNDLE=${["hub", "east", "west"].map((c) => `${c}.mesh=${pki(`${c}.mesh.pem`)}`).join(",")}`,
+    ]);
+  });
+
+  it("runs every printed line as pasted into one shell: `. operator.env` once, then curl, buf curl and aetherctl list through bash, the other aetherctl commands in process with the variables that shell holds", async () => {
+    const session = printedSession(sandbox.commands);
+    expect(sandbox.commands.filter(changesShell)).toEqual([`. ${pki("operator.env")}`]);
+    const ctl = session.filter((line) => line.command.startsWith("npm run aetherctl -- "));
+    expect(ctl.length).toBeGreaterThanOrEqual(7);
+    for (const { command, before } of ctl) {
+      expect(command).not.toMatch(/--tls-|--trust-domain-bundle/);
+      expect(before, command).toEqual([`. ${pki("operator.env")}`]);
+    }
+    const asPrinted = session.filter(
+      ({ command }) => !command.startsWith("npm run") || command.endsWith(" list"),
+    );
+    expect(asPrinted.length).toBeGreaterThanOrEqual(7);
+    const list = ctl.find(({ command }) => command.endsWith(" list")) as PrintedLine;
+    const [runs, withoutEnv] = await Promise.all([
+      Promise.all(asPrinted.map((line) => runPrinted(line, ROOT))),
+      // The same aetherctl line in a shell that did not load the file: no client certificate.
+      runPrinted({ command: list.command, before: [] }, ROOT),
+    ]);
+    const outputs = new Map(asPrinted.map(({ command }, i) => [command, runs[i]]));
     for (const [command, result] of outputs) {
       expect({ command, ...result }).toMatchObject({ code: 0 });
     }
+    expect(withoutEnv).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("aetherctl: tls: "),
+    });
     const output = (pattern: RegExp) =>
       [...outputs].find(([command]) => pattern.test(command))?.[1]?.stdout ?? "";
     expect(output(/aetherctl .* list$/)).toMatch(/shop\/checkout\s+hub\s/);
@@ -131,11 +167,19 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
       "shop/checkout",
     );
 
-    for (const command of ctl.filter((c) => !c.endsWith(" list"))) {
+    const env = await aetherVariablesAfter(list.before, ROOT);
+    expect(Object.keys(env).sort()).toEqual([
+      "AETHER_TLS_CERT_FILE",
+      "AETHER_TLS_KEY_FILE",
+      "AETHER_TRUST_DOMAIN_BUNDLE",
+    ]);
+    for (const { command, before } of ctl.filter((line) => !line.command.endsWith(" list"))) {
       const args = await shellWords(command.slice("npm run aetherctl -- ".length));
+      expect(await aetherVariablesAfter(before, ROOT)).toEqual(env);
       if (args.at(-1) === "watch") {
         const stop = new AbortController();
         const watched = await runAetherctlInProcess(args, {
+          env,
           signal: stop.signal,
           onStdout: (printed) => printed.includes("SYNCED") && stop.abort(),
         });
@@ -145,8 +189,14 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
         });
         continue;
       }
-      const result = await runAetherctlInProcess(args);
+      const result = await runAetherctlInProcess(args, { env });
       expect({ command, ...result }).toMatchObject({ code: 0, stderr: "" });
+    }
+    // The file carries every trust domain: the same variables reach the hub and west too.
+    for (const cluster of ["hub", "west"]) {
+      const url = sandbox.registrars.get(cluster) as string;
+      const listed = await runAetherctlInProcess(["--registrar", url, "list"], { env });
+      expect({ cluster, ...listed }).toMatchObject({ code: 0, stderr: "" });
     }
   }, 60_000);
 
@@ -263,6 +313,8 @@ describe("the sandbox with --store etcd", () => {
     for (const url of sandbox.registrars.values()) {
       expect((await fetch(`${url}/readyz`)).status, url).toBe(200);
     }
+    expect(sandbox.commands.filter(changesShell)).toEqual([]);
+    expect(sandbox.lines.join("\n")).not.toContain("operator.env");
     const list = sandbox.commands.find((c) => c.endsWith(" list")) as string;
     expect(list).toMatch(/^npm run aetherctl -- --registrar http:\/\/\S+ list$/);
     const listed = await runAetherctlInProcess(await shellWords(list.slice(21)));

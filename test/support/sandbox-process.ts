@@ -29,7 +29,10 @@ export interface SandboxProcess {
   readonly registrars: Map<string, string>;
   /** Registrar admin-port URLs (plain HTTP) by cluster. */
   readonly admin: Map<string, string>;
-  /** The printed ready-to-paste commands (the lines under `try`). */
+  /**
+   * The printed ready-to-paste lines under `try`, in order: a `. FILE` line
+   * changes the shell for the lines after it (see `printedSession`).
+   */
   readonly commands: string[];
   /** Agent base URLs by cluster (east, west). */
   readonly agents: Map<string, string>;
