@@ -60,7 +60,8 @@ aether_config_server_refusals_total{reason} and logged):
   --max-request-bytes SIZE  largest request message (default 4MiB)
   --max-pending-requests N  requests waiting for their body at once; more get
                             RESOURCE_EXHAUSTED (default 256); shared fairly: at the
-                            limit a lighter connection takes the heaviest's oldest place
+                            limit a connection holding none takes the oldest place of
+                            the connection holding the most (if two or more)
   --max-pending-request-bytes SIZE
                             bytes those unfinished bodies may hold together (default 32MiB)
   --max-concurrent-calls N  unary calls (lists, status, health checks) answered at once,

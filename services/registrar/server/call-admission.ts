@@ -9,10 +9,10 @@
  * refusal `max_concurrent_calls`. Streaming calls are bounded elsewhere
  * (WatchConfig by `--max-watch-streams`), and plain routes (`/healthz`,
  * `/metrics`) are not calls. The bound is shared fairly (`fair-share.ts`):
- * at the bound, a call from a connection answering fewer calls than the
- * heaviest one is admitted, and that connection's oldest call is cut off (its
- * stream reset, as if its client had cancelled it), so a flood of calls on
- * many streams cannot shut out a client with one.
+ * at the bound, a call from a connection with no call being answered is
+ * admitted when another has two or more, and the heaviest connection's
+ * oldest call is cut off (its stream reset, as if its client had cancelled
+ * it), so a flood of calls on many streams cannot shut out a client with one.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Http2ServerRequest, type Http2ServerResponse, constants as http2 } from "node:http2";

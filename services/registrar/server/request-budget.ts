@@ -10,8 +10,9 @@
  * is dropped and an HTTP/2 stream still open a moment later is reset
  * (`stream-reset.ts`), so nothing of it is held any longer. The count is
  * shared fairly (`fair-share.ts`): at the limit, a request from a connection
- * holding fewer unfinished bodies than the heaviest one is admitted, and that
- * connection's oldest unfinished body is answered RESOURCE_EXHAUSTED.
+ * holding no unfinished body is admitted when another holds two or more, and
+ * the heaviest connection's oldest unfinished body is answered
+ * RESOURCE_EXHAUSTED.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
