@@ -59,15 +59,14 @@ aether_config_server_refusals_total{reason} and logged):
                             (default 20s)
   --max-request-bytes SIZE  largest request message (default 4MiB)
   --max-pending-requests N  requests waiting for their body at once; more get
-                            RESOURCE_EXHAUSTED (default 256); shared fairly: at the
-                            limit a connection holding none takes the oldest place of
-                            the connection holding the most (if two or more)
+                            RESOURCE_EXHAUSTED (default 256)
   --max-pending-request-bytes SIZE
                             bytes those unfinished bodies may hold together (default 32MiB)
   --max-concurrent-calls N  unary calls (lists, status, health checks) answered at once,
                             until their response is written; more get RESOURCE_EXHAUSTED
-                            with retry advice (default 512); shared fairly like
-                            --max-pending-requests
+                            with retry advice (default 512); shared fairly: at the
+                            limit a connection with none in flight takes the oldest
+                            place of the connection with the most (if two or more)
   --max-watch-streams N     WatchConfig streams open at once; more get RESOURCE_EXHAUSTED
                             (default 2000)
   --max-watch-backlog N     events a watch stream may have unsent before it is ended with

@@ -1,23 +1,21 @@
 /**
- * Max-min fairness for the front's shared limits (unfinished request bodies,
- * unary calls answered at once). A global limit alone lets the clients that
- * take the most shut everyone else out: two hundred connections holding a
- * hundred unfinished bodies each kept every polite client's ListConfig
- * refused for as long as they cared. So when a limit is full, a request from
- * a connection that holds none is admitted if another connection holds two
- * or more, and the heaviest connection's oldest hold is cut off to make room
- * (that connection is told RESOURCE_EXHAUSTED or has its stream reset).
+ * Max-min fairness for a shared limit of the front: the unary calls answered
+ * at once (`call-admission.ts`). A global limit alone lets the clients that
+ * take the most shut everyone else out: a hundred connections keeping a
+ * hundred list calls each in flight kept every polite client's call refused
+ * for as long as they cared. So when the limit is full, a request from a
+ * connection that holds none is admitted if another connection holds two or
+ * more, and the heaviest connection's oldest hold is cut off to make room.
  * Every other request is refused as before, cheaply. A client with one
  * request at a time thus gets in unless every holder holds just one.
  *
  * Only a connection holding none may take a place: letting any lighter
  * connection take one made a flood from two hundred connections cut itself
  * off endlessly (each new stream of a connection holding one took the place
- * of one holding two), and every cut-off admitted request cost a handler, a
- * body and an answer instead of a remembered refusal: the hostile bench's
- * registrar went from 507 to 920 MiB.
- *
- * Pure: the shell (`holder-ledger.ts` and its users) keeps the counts.
+ * of one holding two), and every cut-off admitted request cost a handler and
+ * an answer instead of a remembered refusal (the hostile bench's registrar
+ * went from 507 to 920 MiB). The unfinished request bodies are not shared
+ * this way (`request-budget.ts` says why).
  */
 
 /** What to do with one more request when `total` of `limit` are held. */

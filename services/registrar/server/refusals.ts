@@ -19,7 +19,6 @@ export const REFUSAL_REASONS = [
   "header_timeout",
   "ping_timeout",
   "max_watch_streams",
-  "preempted_pending_request",
   "preempted_call",
 ] as const;
 
@@ -36,8 +35,6 @@ const MESSAGES: Record<RefusalReason, string> = {
   header_timeout: "a header block did not finish in time: connection closed",
   ping_timeout: "an HTTP/2 peer did not answer a PING in time: session destroyed",
   max_watch_streams: "watch stream limit reached: refusing new WatchConfig streams",
-  preempted_pending_request:
-    "unfinished request bodies at their limit: the connection holding the most lost its oldest to a lighter one",
   preempted_call:
     "calls being answered at their limit: the connection holding the most lost its oldest to a lighter one",
 };
