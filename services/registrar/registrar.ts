@@ -291,6 +291,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         pageTokens,
         exporter,
         drainSignal,
+        readiness,
         logger: logger.child({ part: "config-service" }),
       }),
   });
@@ -376,14 +377,16 @@ interface RouteParts extends Pick<ConfigServiceOptions, "store" | "cache" | "pol
   readonly pageTokens: PageTokens;
   readonly exporter: ExportController | undefined;
   readonly drainSignal: AbortSignal;
+  /** What `/readyz` reports; the gRPC health service says SERVING exactly when it is ready. */
+  readonly readiness: () => Readiness;
   readonly logger: Logger;
 }
 
-/** Registers health (SERVING once the cache synced), ConfigService and reflection. */
+/** Registers health (SERVING when ready, as `/readyz`), ConfigService and reflection. */
 function registerRoutes(router: ConnectRouter, parts: RouteParts): void {
   const { config, cache, exporter, drainSignal } = parts;
   const serving = () =>
-    cache.state === "synced"
+    parts.readiness().ready
       ? HealthCheckResponse_ServingStatus.SERVING
       : HealthCheckResponse_ServingStatus.NOT_SERVING;
   const health = createHealthService({

@@ -13,8 +13,11 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { Etcd3, EtcdPermissionDeniedError } from "etcd3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import {
   type ConfigStore,
   StorePermissionError,
@@ -300,5 +303,13 @@ describe("per-origin etcd roles with auth on", () => {
       `store permission denied: etcd user aether-west may not write ${PREFIX}/clusters/west/`,
     );
     expect(last.body).toContain("aetherctl etcd-rbac");
+    // The gRPC health service agrees with /readyz (load balancers and gRPC probes ask it).
+    const health = createClient(
+      Health,
+      createConnectTransport({ baseUrl: west.url, httpVersion: "1.1" }),
+    );
+    expect((await health.check({ service: "" })).status).toBe(
+      HealthCheckResponse_ServingStatus.NOT_SERVING,
+    );
   });
 });
