@@ -498,3 +498,30 @@ describe("projection index: get, originSize, and a resync's sweep filter", () =>
     expect(index.originSize("hub")).toBe(1);
   });
 });
+
+describe("projection index: unfiltered snapshots are shared until the next change", () => {
+  const hubB = cachedEntry("hub", "ns/b", versionAt(4), 4);
+  it.each(["effective", "all"] as CacheView[])("%s view", (view) => {
+    const { index } = indexOf();
+    index.apply(putOf(hubA1));
+    index.apply(putOf(eastA2));
+    const first = index.snapshot(undefined, view);
+    // Every unfiltered caller until the next change gets the same array.
+    expect(index.snapshot(undefined, view)).toBe(first);
+    expect(index.snapshot(new Set(), view)).toBe(first);
+    // A filtered snapshot is its own.
+    const filtered = index.snapshot(new Set(["ns/a"]), view);
+    expect(filtered).not.toBe(first);
+    expect(filtered).toEqual(first);
+
+    index.apply(putOf(hubB));
+    const second = index.snapshot(undefined, view);
+    expect(second).not.toBe(first);
+    expect(second.map((e) => `${e.service}<-${e.origin}`)).toContain("ns/b<-hub");
+    // The array handed out before the change still says what it said.
+    expect(first.map((e) => e.service)).not.toContain("ns/b");
+
+    index.apply(deleteOf("hub", "ns/b", 5));
+    expect(index.snapshot(undefined, view).map((e) => e.service)).not.toContain("ns/b");
+  });
+});

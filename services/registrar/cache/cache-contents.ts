@@ -34,7 +34,7 @@ export type InitialSync =
       /** A full snapshot: the subscriber replaces its state with `entries`. */
       readonly kind: "snapshot";
       /** The matching projections, by service then origin. */
-      readonly entries: CachedProjection[];
+      readonly entries: readonly CachedProjection[];
       /** The revision the snapshot is consistent with. */
       readonly revision: number;
     }
@@ -85,7 +85,7 @@ export interface CacheContents {
    */
   resync(listed: readonly StoredProjection[], revision: number, first: boolean): void;
   /** The projections of `services` (every one when undefined or empty) in `view`, by service then origin. */
-  snapshot(services: ReadonlySet<string> | undefined, view: CacheView): CachedProjection[];
+  snapshot(services: ReadonlySet<string> | undefined, view: CacheView): readonly CachedProjection[];
   /**
    * Adds a subscriber: its initial sync (a replay after `resumeRevision` when
    * the change log still holds it, a snapshot otherwise) and its unsubscribe.

@@ -127,7 +127,7 @@ export interface ConfigCache {
   snapshot(
     services: ReadonlySet<string> | undefined,
     view: CacheView,
-  ): { readonly entries: CachedProjection[]; readonly revision: number };
+  ): { readonly entries: readonly CachedProjection[]; readonly revision: number };
   /** The current counts. */
   stats(): CacheStats;
   /** The rejections currently in force, by service then origin. */

@@ -140,9 +140,10 @@ export interface ProjectionIndex {
    * The projections of `services` (every service when undefined or empty) in
    * `view`, by service then origin (never an entry rejected as
    * `too_large`). A filtered snapshot goes through the per-service indexes,
-   * so it costs what it returns.
+   * so it costs what it returns. An unfiltered one is shared by every caller
+   * until the next change: it must not be modified.
    */
-  snapshot(services: ReadonlySet<string> | undefined, view: CacheView): CachedProjection[];
+  snapshot(services: ReadonlySet<string> | undefined, view: CacheView): readonly CachedProjection[];
   /** The current counts. */
   stats(): IndexStats;
   /** The rejections currently in force, by service then origin. */
@@ -244,6 +245,14 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
   const conflicted = new Set<string>();
   /** How many entries each origin has. */
   const perOriginCount = new Map<string, number>();
+  /**
+   * The unfiltered snapshot of each view until the next change: every
+   * unfiltered WatchConfig stream and list call of that time shares it (a
+   * copy per caller, sorted each time, was 80 KB and ~10 ms of CPU per
+   * stream at 10,000 services, held as long as the stream's snapshot is
+   * unsent).
+   */
+  const unfiltered = new Map<CacheView, readonly CachedProjection[]>();
 
   function countOrigin(origin: string, delta: number): void {
     const count = (perOriginCount.get(origin) ?? 0) + delta;
@@ -278,6 +287,7 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
   }
 
   function apply(change: CacheChange): ChangeRecord {
+    unfiltered.clear();
     const origin = change.type === "put" ? change.entry.origin : change.origin;
     const service = change.type === "put" ? change.entry.service : change.service;
     const key = entryKey(origin, service);
@@ -349,10 +359,16 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
         effective: winner ? upsertOf(entry, revision) : undefined,
       };
     },
-    snapshot: (services, view) =>
-      collectSnapshot({ all, effective, byService }, services, view, (entry) =>
+    snapshot(services, view) {
+      const whole = services === undefined || services.size === 0;
+      const kept = whole ? unfiltered.get(view) : undefined;
+      if (kept !== undefined) return kept;
+      const entries = collectSnapshot({ all, effective, byService }, services, view, (entry) =>
         servable(entryKey(entry.origin, entry.service)),
-      ),
+      );
+      if (whole) unfiltered.set(view, entries);
+      return entries;
+    },
     stats() {
       const counts = new Map<ImportRejectionReason, number>();
       for (const rejection of rejected.values()) {
