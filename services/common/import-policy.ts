@@ -35,7 +35,13 @@ export type ImportRejectionReason =
    * allows (see {@link ImportPolicyOptions.maxFutureMs}): a wrong clock at the
    * origin, or a forged value that would otherwise win every comparison.
    */
-  | "version_out_of_range";
+  | "version_out_of_range"
+  /**
+   * The projection is older than the newest version of its origin and
+   * service this importer accepted (its high-water mark, see
+   * `version-marks.ts`): a replayed old value. The newer one stays.
+   */
+  | "rollback";
 
 /** Every rejection reason, for metrics that pre-register their label values. */
 export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
@@ -45,6 +51,7 @@ export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
   "invalid_service",
   "service_mismatch",
   "version_out_of_range",
+  "rollback",
 ];
 
 /** The default of {@link ImportPolicyOptions.maxFutureMs}: five minutes. */

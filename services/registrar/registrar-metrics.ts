@@ -38,8 +38,6 @@ export interface RegistrarMetrics {
   countListRead(outcome: ListReadOutcome): void;
   /** Counts `count` applied deletes of `origin`'s imported projections. */
   countDeletes(origin: string, count: number): void;
-  /** Counts `count` applied rollbacks (an older version over a newer one) of `origin`'s projections. */
-  countRollbacks(origin: string, count: number): void;
   /** The export controller's metrics (registered even when it does not export). */
   readonly exportMetrics: ExportMetrics;
 }
@@ -172,7 +170,7 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
   });
   for (const outcome of LIST_READ_OUTCOMES) listReads.inc({ outcome }, 0);
 
-  const { deletes, rollbacks } = registerLossMetrics(registry, cache);
+  const deletes = registerLossMetrics(registry, cache);
   const exportMetrics = createExportMetrics(registry);
 
   return {
@@ -196,30 +194,19 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     countDeletes(origin, count) {
       deletes.inc({ origin }, count);
     },
-    countRollbacks(origin, count) {
-      rollbacks.inc({ origin }, count);
-    },
   };
 }
 
 /**
- * Registers the metrics of loss in the import: applied deletes and rollbacks
- * (counters, by origin: origins are few, one per cluster) and the deletes the
- * cache holds (a gauge, by origin, read when scraped).
+ * Registers the metrics of loss in the import: applied deletes (a counter,
+ * by origin: origins are few, one per cluster) and the deletes the cache
+ * holds (a gauge, by origin, read when scraped). Rollbacks are never
+ * applied: they are `rollback` rejections (see `version-marks.ts`).
  */
-function registerLossMetrics(
-  registry: Registry,
-  cache: ConfigCache,
-): { deletes: Counter<"origin">; rollbacks: Counter<"origin"> } {
+function registerLossMetrics(registry: Registry, cache: ConfigCache): Counter<"origin"> {
   const deletes = new Counter({
     name: "aether_config_import_deletes_total",
     help: "Deletes of imported projections the registrar applied, by origin.",
-    labelNames: ["origin"],
-    registers: [registry],
-  });
-  const rollbacks = new Counter({
-    name: "aether_config_import_rollbacks_total",
-    help: "Imported projections replaced by an older version of themselves (applied, and logged), by origin.",
     labelNames: ["origin"],
     registers: [registry],
   });
@@ -233,5 +220,5 @@ function registerLossMetrics(
       for (const hold of cache.holds()) this.set({ origin: hold.origin }, hold.services.size);
     },
   });
-  return { deletes, rollbacks };
+  return deletes;
 }

@@ -243,7 +243,6 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     massDelete: config.massDelete,
     importObserver: {
       onDeletes: (origin, count) => metrics?.countDeletes(origin, count),
-      onRollbacks: (origin, count) => metrics?.countRollbacks(origin, count),
     },
   });
   metrics = createRegistrarMetrics({

@@ -1,7 +1,8 @@
 /**
  * The registrar cache's guard against silent loss, through the cache's
- * contents (synchronous, no store, no timers): applied deletes and rollbacks
- * are counted and logged once per batch; a mass disappearance of one
+ * contents (synchronous, no store, no timers): applied deletes are counted
+ * and logged once per batch, a rollback is refused (a `rollback` rejection,
+ * never applied, never the end of a hold); a mass disappearance of one
  * origin's projections (one store revision, or one re-listing) is held: the
  * entries stay in every view, no DELETE reaches a subscriber; the origin
  * writing a held projection again releases it, and an operator's release
@@ -66,7 +67,6 @@ function contentsWith(listing: StoredProjection[]) {
     now: () => Date.UTC(2026, 0, 1),
     importObserver: {
       onDeletes: (origin, count) => counted.push(`deletes:${origin}:${count}`),
-      onRollbacks: (origin, count) => counted.push(`rollbacks:${origin}:${count}`),
     },
   });
   contents.resync(listing, 100, true);
@@ -91,34 +91,32 @@ function eastAndWest(n: number): StoredProjection[] {
 }
 
 describe("import guard: applied deletes and rollbacks", () => {
-  it("applies, counts and logs (once per batch) deletes below the threshold, and rollbacks", () => {
+  it("applies, counts and logs (once per batch) deletes below the threshold; a rollback is refused, not applied", () => {
     const t = contentsWith(eastAndWest(10));
     t.contents.applyEvents([
       del("east", "ns/s00", 101),
       del("east", "ns/s01", 102), // one key per revision: the exporter's unexports
-      put("west", "ns/w0", versionAt(0), 103), // older than the held versionAt(1)
+      put("west", "ns/w0", versionAt(0), 103), // older than the held versionAt(1): refused
       del("west", "ns/w1", 104),
       del("west", "ns/absent", 105), // not held: a raw delete, not counted
     ]);
     expect(t.received.map(eventText)).toEqual([
       "delete:east/ns/s00@101",
       "delete:east/ns/s01@102",
-      "upsert:west/ns/w0@103",
       "delete:west/ns/w1@104",
       "delete:west/ns/absent@105",
     ]);
-    expect(t.counted).toEqual(["deletes:east:2", "deletes:west:1", "rollbacks:west:1"]);
+    expect(t.counted).toEqual(["deletes:east:2", "deletes:west:1"]);
     const deletes = t.captured.withMessage("applied deletes of imported projections");
     expect(deletes.map((l) => [l.origin, l.deletes, l.services])).toEqual([
       ["east", 2, ["ns/s00", "ns/s01"]],
       ["west", 1, ["ns/w1"]],
     ]);
-    const rollbacks = t.captured.withMessage(
-      "applied rollbacks: an older version replaced a newer one",
-    );
-    expect(rollbacks).toHaveLength(1);
-    expect(rollbacks[0]).toMatchObject({ level: 40, origin: "west", rollbacks: 1 });
-    expect(rollbacks[0]?.changes).toEqual([`ns/w0 ${versionAt(1)} -> ${versionAt(0)}`]);
+    expect(t.contents.index.rejections().map((r) => r.reason)).toEqual(["rollback"]);
+    const refused = t.captured.lines.filter((l) => String(l.msg).includes("older than"));
+    expect(refused.map((l) => [l.origin, l.service, l.reason])).toEqual([
+      ["west", "ns/w0", "rollback"],
+    ]);
     expect(t.contents.holds()).toEqual([]);
   });
 
@@ -186,6 +184,25 @@ describe("import guard: a mass disappearance is held", () => {
     // A later delete is judged afresh: one of four is applied.
     t.contents.applyEvents([del("east", "ns/s00", 104)]);
     expect(t.received.at(-1)?.type).toBe("delete");
+  });
+
+  it("an old value written back into a held service is refused and does not end the hold, by event or by re-listing", () => {
+    const t = contentsWith(eastAndWest(4));
+    t.contents.applyEvents(services(4).map((s) => del("east", s, 101)));
+    t.contents.applyEvents([put("east", "ns/s00", versionAt(0), 102)]); // held at versionAt(1)
+    expect(t.received).toEqual([]);
+    expect(t.contents.holds()[0]?.services.size).toBe(4);
+    const listing = [
+      stored("east", "ns/s00", versionAt(0), 102),
+      ...eastAndWest(0), // west's two
+    ];
+    t.contents.resync(listing, 110, false);
+    expect(t.received).toEqual([]);
+    expect(t.contents.holds()[0]?.services.size).toBe(4);
+    expect(t.served()).toHaveLength(6);
+    expect(t.contents.index.rejections().map((r) => `${r.candidate.service}:${r.reason}`)).toEqual([
+      "ns/s00:rollback",
+    ]);
   });
 
   it("an operator's release applies the held deletes at the current revision, and resumes there get a snapshot", () => {

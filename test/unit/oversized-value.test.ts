@@ -87,8 +87,8 @@ describe("projection index and too_large", () => {
     // Also an invalid version: too_large is found before anything else.
     const oversized = cachedEntry("east", "shop/web", "not-a-version", 2, big);
     const record = index.apply(putOf(oversized));
-    expect(eventText(record.raw)).toBe("delete:east/shop/web@2");
-    expect(record.effective).toBeUndefined();
+    expect(eventText(record?.raw)).toBe("delete:east/shop/web@2");
+    expect(record?.effective).toBeUndefined();
     expect(rejected).toEqual(["east/shop/web:too_large"]);
     expect(index.rejections().map((r) => r.message)).toEqual([
       "the projection of shop/web takes 201 bytes; at most 200 are allowed (from east; not decoded)",
@@ -102,7 +102,7 @@ describe("projection index and too_large", () => {
 
     // Replaced by a value within the limit: served again.
     const fixed = cachedEntry("east", "shop/web", versionAt(3), 3, new Uint8Array(10));
-    expect(eventText(index.apply(putOf(fixed)).raw)).toBe("upsert:east/shop/web@3");
+    expect(eventText(index.apply(putOf(fixed))?.raw)).toBe("upsert:east/shop/web@3");
     expect(index.snapshot(undefined, "all")).toEqual([fixed, good]);
     expect(index.stats().rejected.get("too_large")).toBeUndefined();
   });

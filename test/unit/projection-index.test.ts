@@ -39,6 +39,16 @@ function held(index: ProjectionIndex) {
   };
 }
 
+/** The `raw` of a put the index refuses (a rollback): no record at all. */
+const REFUSED = "refused";
+
+/** The winners with the modification revision of the entry each one is. */
+function withRevision(index: ProjectionIndex): string[] {
+  return index
+    .snapshot(undefined, "effective")
+    .map((e) => `${e.service}<-${e.origin}@${e.modRevision}`);
+}
+
 const hubA1 = cachedEntry("hub", "ns/a", versionAt(1), 1);
 const eastA2 = cachedEntry("east", "ns/a", versionAt(2), 2);
 const westA0 = cachedEntry("west", "ns/a", versionAt(0), 3);
@@ -218,6 +228,98 @@ describe("projection index: apply", () => {
       effective: "upsert:east/ns/b@2",
       winners: ["ns/a<-hub", "ns/b<-east"],
     },
+    {
+      name: "rollback: an older version of the same origin is refused, the newer stays the winner",
+      before: [putOf(eastA2)],
+      change: putOf(cachedEntry("east", "ns/a", versionAt(1), 5)),
+      raw: REFUSED,
+      effective: "-",
+      newlyRejected: ["east/ns/a:rollback"],
+      winners: ["ns/a<-east@2"],
+      rejections: ["east/ns/a:rollback"],
+    },
+    {
+      name: "rollback: the same refused value again is not reported again",
+      before: [putOf(eastA2), putOf(cachedEntry("east", "ns/a", versionAt(1), 5))],
+      change: putOf(cachedEntry("east", "ns/a", versionAt(1), 5)),
+      raw: REFUSED,
+      effective: "-",
+      winners: ["ns/a<-east@2"],
+      rejections: ["east/ns/a:rollback"],
+    },
+    {
+      name: "rollback: the mark survives a delete, so an old value written back after it is refused",
+      before: [putOf(eastA2), deleteOf("east", "ns/a", 3)],
+      change: putOf(cachedEntry("east", "ns/a", versionAt(1), 4)),
+      raw: REFUSED,
+      effective: "-",
+      newlyRejected: ["east/ns/a:rollback"],
+      winners: [],
+      rejections: ["east/ns/a:rollback"],
+    },
+    {
+      name: "rollback: the same version again is no rollback (a value listed again)",
+      before: [putOf(eastA2)],
+      change: putOf(cachedEntry("east", "ns/a", versionAt(2), 7)),
+      raw: "upsert:east/ns/a@7",
+      effective: "upsert:east/ns/a@7",
+      winners: ["ns/a<-east@7"],
+    },
+    {
+      name: "rollback: marks are per origin (federated: another origin's older version only loses)",
+      before: [putOf(eastA2)],
+      change: putOf(westA0),
+      raw: "upsert:west/ns/a@3",
+      effective: "-",
+      winners: ["ns/a<-east@2"],
+      conflicts: ["ns/a:east>west"],
+    },
+    {
+      name: "rollback: a newer version clears the refusal and wins",
+      before: [putOf(eastA2), putOf(cachedEntry("east", "ns/a", versionAt(1), 5))],
+      change: putOf(cachedEntry("east", "ns/a", versionAt(3), 6)),
+      raw: "upsert:east/ns/a@6",
+      effective: "upsert:east/ns/a@6",
+      winners: ["ns/a<-east@6"],
+    },
+    {
+      name: "rollback: a delete clears the refusal (the old value is gone) and deletes the newer",
+      before: [putOf(eastA2), putOf(cachedEntry("east", "ns/a", versionAt(1), 5))],
+      change: deleteOf("east", "ns/a", 6),
+      raw: "delete:east/ns/a@6",
+      effective: "delete:east/ns/a@6",
+      winners: [],
+    },
+    {
+      name: "rollback: a far-future version_out_of_range value never raises the mark",
+      before: [putOf(cachedEntry("east", "ns/a", "9999-12-31T23:59:59.999999999Z", 2))],
+      change: putOf(cachedEntry("east", "ns/a", versionAt(1), 3)),
+      raw: "upsert:east/ns/a@3",
+      effective: "upsert:east/ns/a@3",
+      winners: ["ns/a<-east@3"],
+    },
+    {
+      name: "rollback: an untrusted origin's value sets no mark (control cluster)",
+      controlCluster: "hub",
+      before: [putOf(cachedEntry("east", "ns/a", versionAt(2), 2))],
+      change: putOf(cachedEntry("east", "ns/a", versionAt(1), 3)),
+      raw: "upsert:east/ns/a@3",
+      effective: "-",
+      newlyRejected: ["east/ns/a:untrusted_origin"],
+      winners: [],
+      rejections: ["east/ns/a:untrusted_origin"],
+    },
+    {
+      name: "rollback: the control cluster's own older version is refused",
+      controlCluster: "hub",
+      before: [putOf(cachedEntry("hub", "ns/a", versionAt(2), 2))],
+      change: putOf(hubA1),
+      raw: REFUSED,
+      effective: "-",
+      newlyRejected: ["hub/ns/a:rollback"],
+      winners: ["ns/a<-hub@2"],
+      rejections: ["hub/ns/a:rollback"],
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -225,12 +327,20 @@ describe("projection index: apply", () => {
       for (const change of c.before ?? []) index.apply(change);
       newlyRejected.length = 0;
       const record = index.apply(c.change);
-      expect(record.revision).toBe(c.change.revision);
-      expect(eventText(record.raw)).toBe(c.raw);
-      expect(eventText(record.effective)).toBe(c.effective);
-      if (c.change.type === "put") expect(record.raw.entry).toBe(c.change.entry);
+      if (c.raw === REFUSED) {
+        expect(record).toBeUndefined();
+      } else {
+        expect(record?.revision).toBe(c.change.revision);
+        expect(eventText(record?.raw)).toBe(c.raw);
+        expect(eventText(record?.effective)).toBe(c.effective);
+        if (c.change.type === "put") expect(record?.raw.entry).toBe(c.change.entry);
+      }
       expect(newlyRejected).toEqual(c.newlyRejected ?? []);
-      expect(held(index)).toEqual({
+      const winners = held(index).winners;
+      expect({
+        ...held(index),
+        winners: c.winners.some((w) => w.includes("@")) ? withRevision(index) : winners,
+      }).toEqual({
         winners: c.winners,
         conflicts: c.conflicts ?? [],
         rejections: c.rejections ?? [],
@@ -315,6 +425,27 @@ describe("projection index: resync (stale-then-sweep)", () => {
       }
     });
   }
+});
+
+describe("projection index: a re-listing meets a rollback", () => {
+  it("an older value listed for an origin's service is refused: no record, the newer one stays held and served", () => {
+    const { index, newlyRejected } = indexOf();
+    index.apply(putOf(eastA2));
+    const old = cachedEntry("east", "ns/a", versionAt(1), 9);
+    expect(index.resync([old, hubA1], 10).map((r) => eventText(r.raw))).toEqual([
+      "upsert:hub/ns/a@10",
+    ]);
+    expect(index.get("east", "ns/a")).toBe(eastA2);
+    expect(withRevision(index)).toEqual(["ns/a<-east@2"]);
+    expect(newlyRejected).toEqual(["east/ns/a:rollback"]);
+    expect(index.stats().rejected.get("rollback")).toBe(1);
+    // The same listing again: refused again, not reported again, nothing swept.
+    expect(index.resync([old, hubA1], 11)).toEqual([]);
+    expect(newlyRejected).toEqual(["east/ns/a:rollback"]);
+    expect(index.rejections().map((r) => r.message)).toEqual([
+      `projection of ns/a from east has version ${versionAt(1)}, older than ${versionAt(2)} this importer already accepted: a replayed old value (or the origin's clock went back); the newer one stays`,
+    ]);
+  });
 });
 
 describe("projection index: snapshot", () => {

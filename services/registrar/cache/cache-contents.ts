@@ -62,7 +62,7 @@ export interface CacheContentsOptions {
    * `delete-holds.ts`); default more than 50% and at least 3.
    */
   readonly massDelete?: MassDeleteThreshold;
-  /** Where applied deletes and rollbacks are counted. */
+  /** Where applied deletes are counted. */
   readonly importObserver?: ImportObserver;
   /** The clock, in milliseconds since the epoch; default `Date.now`. */
   readonly now?: () => number;
@@ -166,7 +166,10 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
       // A client may resume from the listing's revision having seen only part of
       // a batch written at it: keep that batch's puts replayable (its deletes
       // cannot be known from a listing; the export controller never batches them).
-      const atListRevision = entries.filter((entry) => entry.modRevision === listRevision);
+      const atListRevision = entries.filter(
+        (entry) =>
+          entry.modRevision === listRevision && index.get(entry.origin, entry.service) === entry,
+      );
       log.restart(
         listRevision,
         atListRevision.map((entry) => index.upsertRecord(entry, listRevision)),

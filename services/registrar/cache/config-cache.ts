@@ -90,7 +90,7 @@ export interface ConfigCacheOptions {
   readonly onRejection?: (rejection: ImportRejection<CachedProjection>) => void;
   /** When an origin's deletes that arrive together are held; default more than 50% and at least 3. */
   readonly massDelete?: MassDeleteThreshold;
-  /** Where applied deletes and rollbacks are counted. */
+  /** Where applied deletes are counted. */
   readonly importObserver?: ImportObserver;
 }
 

@@ -1,21 +1,18 @@
 /**
  * The registrar cache's guard against silent loss: every change of the store
- * reaches the projection index through it. It applies puts, noting each
- * rollback (an older version replacing a newer one); it applies deletes,
- * noting each, except the mass disappearances `delete-holds.ts` decides to
- * hold; and it releases holds. Each call ends with one summary per origin:
- * a log line (info for deletes, warn for rollbacks and holds) and the
- * counts handed to the observer (the metrics), so a busy batch is one line,
- * not one per entry.
+ * reaches the projection index through it. It applies puts (the index
+ * itself refuses rollbacks, as `rollback` rejections: see
+ * `version-marks.ts`); it applies deletes, noting each, except the mass
+ * disappearances `delete-holds.ts` decides to hold; and it releases holds
+ * (a held service written again, or by an operator). Each call ends with
+ * one summary per origin: a log line (info for deletes, warn for holds) and
+ * the counts handed to the observer (the metrics), so a busy batch is one
+ * line, not one per entry.
  *
  * Synchronous and timer-free (the clock is injected); `cache-contents.ts`
  * publishes the records it returns.
  */
-import {
-  describeThreshold,
-  isRollback,
-  type MassDeleteThreshold,
-} from "../../common/import-loss.js";
+import { describeThreshold, type MassDeleteThreshold } from "../../common/import-loss.js";
 import type { Logger } from "../../runtime/logger.js";
 import type { CachedProjection } from "./cached-projection.js";
 import { createDeleteHolds, type DeleteHold, type DeleteRef, planDeletes } from "./delete-holds.js";
@@ -25,8 +22,6 @@ import type { CacheChange, ChangeRecord, ProjectionIndex } from "./projection-in
 export interface ImportObserver {
   /** `count` deletes of `origin`'s projections were applied. */
   onDeletes?(origin: string, count: number): void;
-  /** `count` rollbacks of `origin`'s projections were applied. */
-  onRollbacks?(origin: string, count: number): void;
 }
 
 /** Options of {@link createImportGuard}. */
@@ -39,7 +34,7 @@ export interface ImportGuardOptions {
   readonly logger: Logger;
   /** The clock, in milliseconds since the epoch (the start of a hold). */
   readonly now: () => number;
-  /** Where applied deletes and rollbacks are counted. */
+  /** Where applied deletes are counted. */
   readonly observer?: ImportObserver;
 }
 
@@ -66,14 +61,12 @@ const LOGGED_SERVICES = 20;
 /** What one call applied and held, by origin, for its summary. */
 interface Tally {
   readonly deleted: Map<string, string[]>;
-  readonly rolledBack: Map<string, string[]>;
   readonly backFromHold: Map<string, string[]>;
   readonly held: { origin: string; services: string[]; reason: string }[];
 }
 
 const newTally = (): Tally => ({
   deleted: new Map(),
-  rolledBack: new Map(),
   backFromHold: new Map(),
   held: [],
 });
@@ -89,19 +82,8 @@ export function createImportGuard(options: ImportGuardOptions): ImportGuard {
   const { index, threshold, logger, now, observer } = options;
   const holds = createDeleteHolds();
 
-  /** Notes what a put of `entry` means before it is applied: a rollback, a held service back. */
+  /** Notes what an applied put of `entry` means: a held service back (a refused rollback is none). */
   function observePut(entry: CachedProjection, tally: Tally): void {
-    const previous = index.get(entry.origin, entry.service);
-    if (
-      previous !== undefined &&
-      isRollback(previous.projection.version, entry.projection.version)
-    ) {
-      note(
-        tally.rolledBack,
-        entry.origin,
-        `${entry.service} ${previous.projection.version} -> ${entry.projection.version}`,
-      );
-    }
     if (holds.release(entry.origin, entry.service) !== undefined) {
       note(tally.backFromHold, entry.origin, entry.service);
     }
@@ -132,15 +114,16 @@ export function createImportGuard(options: ImportGuardOptions): ImportGuard {
     }
     holdMass(refs, revision, "deleted in one store revision", tally);
     for (const change of group) {
-      if (change.type === "put") {
-        observePut(change.entry, tally);
-      } else {
+      if (change.type === "delete") {
         if (holds.isHeld(change.origin, change.service)) continue;
         if (index.get(change.origin, change.service) !== undefined) {
           note(tally.deleted, change.origin, change.service);
         }
       }
-      records.push(index.apply(change));
+      const record = index.apply(change);
+      if (record === undefined) continue;
+      if (change.type === "put") observePut(change.entry, tally);
+      records.push(record);
     }
   }
 
@@ -175,13 +158,6 @@ export function createImportGuard(options: ImportGuardOptions): ImportGuard {
         "applied deletes of imported projections",
       );
     }
-    for (const [origin, changes] of tally.rolledBack) {
-      observer?.onRollbacks?.(origin, changes.length);
-      logger.warn(
-        { origin, rollbacks: changes.length, revision, changes: named(changes) },
-        "applied rollbacks: an older version replaced a newer one",
-      );
-    }
   }
 
   return {
@@ -206,17 +182,19 @@ export function createImportGuard(options: ImportGuardOptions): ImportGuard {
     },
     resync(entries, revision) {
       const tally = newTally();
-      for (const entry of entries) {
-        if (index.get(entry.origin, entry.service)?.modRevision !== entry.modRevision) {
-          observePut(entry, tally);
-        }
-      }
+      const changed = entries.filter(
+        (entry) => index.get(entry.origin, entry.service)?.modRevision !== entry.modRevision,
+      );
       const records = index.resync(entries, revision, (stale) => {
         const refs = stale.filter((entry) => !holds.isHeld(entry.origin, entry.service));
         const swept = holdMass(refs, revision, "missing from a re-listing", tally);
         for (const entry of swept) note(tally.deleted, entry.origin, entry.service);
         return swept;
       });
+      // Only the listed puts the index applied (held as this very object) end a hold.
+      for (const entry of changed) {
+        if (index.get(entry.origin, entry.service) === entry) observePut(entry, tally);
+      }
       summarize(tally, revision);
       return records;
     },
@@ -236,7 +214,8 @@ export function createImportGuard(options: ImportGuardOptions): ImportGuard {
         for (const service of hold.services) {
           if (index.get(hold.origin, service) === undefined) continue;
           note(tally.deleted, hold.origin, service);
-          records.push(index.apply({ type: "delete", origin: hold.origin, service, revision }));
+          const record = index.apply({ type: "delete", origin: hold.origin, service, revision });
+          if (record !== undefined) records.push(record);
         }
       }
       summarize(tally, revision);

@@ -13,6 +13,12 @@
  * view: the ALL_ORIGINS view, which agents read to apply the policy
  * themselves, sees it as a delete of that origin's projection, so no agent
  * is ever sent (or has to decode) an oversized value.
+ *
+ * Rollbacks are refused (`version-marks.ts`): a put older than the newest
+ * version of its origin and service this index accepted in its lifetime
+ * (deletes included) is not applied at all. The entry held stays served,
+ * the refusal is reported and counted as a `rollback` rejection until the
+ * key changes again, and no record is published.
  */
 import type {
   ImportConflict,
@@ -21,6 +27,7 @@ import type {
   ImportRejectionReason,
 } from "../../common/import-policy.js";
 import { byServiceThenOrigin, type CachedProjection } from "./cached-projection.js";
+import { createEntryRejections, entryKey } from "./entry-rejections.js";
 
 /** Which projections a reader sees: every origin's, or one winner per service. */
 export type CacheView = "effective" | "all";
@@ -105,11 +112,13 @@ export interface ProjectionIndexOptions {
 export interface ProjectionIndex {
   /**
    * Applies one change and returns its record. A put replaces the origin's
-   * entry of the service (and checks it against the policy); a delete of an
-   * entry that is not there still yields a raw delete. Costs the entry and
-   * the other origins of its service.
+   * entry of the service (and checks it against the policy); a put the
+   * policy accepts but that is older than its key's high-water mark is
+   * refused as `rollback`: nothing changes and undefined is returned. A
+   * delete (always applied) of an entry that is not there still yields a
+   * raw delete. Costs the entry and the other origins of its service.
    */
-  apply(change: CacheChange): ChangeRecord;
+  apply(change: CacheChange): ChangeRecord | undefined;
   /**
    * Makes the index hold exactly `listing` (the store's state at `revision`),
    * stale-then-sweep: a put at `revision` for each listed entry whose
@@ -157,8 +166,6 @@ export interface ProjectionIndex {
   /** Every stored projection of every origin, by service then origin (served or not). */
   entries(): CachedProjection[];
 }
-
-const entryKey = (origin: string, service: string) => `${origin}\u0000${service}`;
 
 /** The upsert event of `entry` at `revision`. */
 function upsertOf(entry: CachedProjection, revision: number): CacheEvent {
@@ -239,8 +246,9 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
   const byService = new Map<string, Map<string, CachedProjection>>();
   /** The winner of each service with a trusted entry. */
   const effective = new Map<string, CachedProjection>();
-  /** The rejection of each rejected entry, by origin and service. */
-  const rejected = new Map<string, ImportRejection<CachedProjection>>();
+  /** The rejections in force (the policy's, and refused rollbacks). */
+  const rejections = createEntryRejections(policy, options.onRejection);
+  const { servable } = rejections;
   /** The services with more than one trusted entry. */
   const conflicted = new Set<string>();
   /** How many entries each origin has. */
@@ -260,39 +268,23 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
     else perOriginCount.set(origin, count);
   }
 
-  /** Whether the entry of `key` may be served: it is not rejected as `too_large`. */
-  function servable(key: string): boolean {
-    return rejected.get(key)?.reason !== "too_large";
-  }
-
-  function recordRejection(entry: CachedProjection): void {
-    const key = entryKey(entry.origin, entry.service);
-    const rejection = policy.check(entry);
-    if (rejection === undefined) {
-      rejected.delete(key);
-      return;
-    }
-    const previous = rejected.get(key);
-    rejected.set(key, rejection);
-    if (previous?.candidate.modRevision !== entry.modRevision) options.onRejection?.(rejection);
-  }
-
   /** The trusted entries of `service`, best first. */
   function ranked(service: string): CachedProjection[] {
     const trusted: CachedProjection[] = [];
     for (const candidate of byService.get(service)?.values() ?? []) {
-      if (!rejected.has(entryKey(candidate.origin, service))) trusted.push(candidate);
+      if (!rejections.isRejected(entryKey(candidate.origin, service))) trusted.push(candidate);
     }
     return policy.rank(trusted);
   }
 
-  function apply(change: CacheChange): ChangeRecord {
-    unfiltered.clear();
+  function apply(change: CacheChange): ChangeRecord | undefined {
     const origin = change.type === "put" ? change.entry.origin : change.origin;
     const service = change.type === "put" ? change.entry.service : change.service;
     const key = entryKey(origin, service);
     let raw: CacheEvent;
     if (change.type === "put") {
+      if (!rejections.admit(change.entry)) return undefined;
+      unfiltered.clear();
       if (!all.has(key)) countOrigin(origin, 1);
       all.set(key, change.entry);
       let perOrigin = byService.get(service);
@@ -301,13 +293,13 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
         byService.set(service, perOrigin);
       }
       perOrigin.set(origin, change.entry);
-      recordRejection(change.entry);
       raw = servable(key)
         ? upsertOf(change.entry, change.revision)
         : { type: "delete", origin, service, revision: change.revision };
     } else {
+      unfiltered.clear();
       if (all.delete(key)) countOrigin(origin, -1);
-      rejected.delete(key);
+      rejections.forget(origin, service);
       const perOrigin = byService.get(service);
       perOrigin?.delete(origin);
       if (perOrigin?.size === 0) byService.delete(service);
@@ -331,14 +323,19 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
       const key = entryKey(entry.origin, entry.service);
       seen.add(key);
       if (all.get(key)?.modRevision === entry.modRevision) continue;
-      records.push(apply({ type: "put", entry, revision }));
+      const record = apply({ type: "put", entry, revision });
+      if (record !== undefined) records.push(record);
     }
     const stale: CachedProjection[] = [];
     for (const [key, entry] of all) if (!seen.has(key)) stale.push(entry);
     for (const entry of sweep === undefined ? stale : sweep(stale)) {
-      records.push(
-        apply({ type: "delete", origin: entry.origin, service: entry.service, revision }),
-      );
+      const record = apply({
+        type: "delete",
+        origin: entry.origin,
+        service: entry.service,
+        revision,
+      });
+      if (record !== undefined) records.push(record);
     }
     return records;
   }
@@ -370,20 +367,14 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
       return entries;
     },
     stats() {
-      const counts = new Map<ImportRejectionReason, number>();
-      for (const rejection of rejected.values()) {
-        counts.set(rejection.reason, (counts.get(rejection.reason) ?? 0) + 1);
-      }
       return {
         projections: all.size,
         effectiveServices: effective.size,
         conflicts: conflicted.size,
-        rejected: counts,
+        rejected: rejections.counts(),
       };
     },
-    rejections() {
-      return [...rejected.values()].sort((a, b) => byServiceThenOrigin(a.candidate, b.candidate));
-    },
+    rejections: () => rejections.list(),
     conflicts() {
       return [...conflicted].sort().map((service) => {
         const [winner, ...losers] = ranked(service) as [CachedProjection, ...CachedProjection[]];
