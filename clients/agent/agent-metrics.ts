@@ -85,8 +85,6 @@ export interface AgentMetrics {
   countOutputWrite(result: "ok" | "error"): void;
   /** Counts `count` applied deletes of `origin`'s imported projections. */
   countDeletes(origin: string, count: number): void;
-  /** Counts `count` applied rollbacks (an older version over a newer one) of `origin`'s projections. */
-  countRollbacks(origin: string, count: number): void;
   /** Counts a call to the registrar that failed on trust (TLS or authorization), by reason. */
   countTrustFailure(reason: TrustFailureReason): void;
 }
@@ -249,12 +247,6 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     labelNames: ["origin"],
     registers,
   });
-  const rollbacks = new Counter({
-    name: "aether_config_import_rollbacks_total",
-    help: "Imported projections replaced by an older version of themselves (applied, and logged), by origin.",
-    labelNames: ["origin"],
-    registers,
-  });
   const lag = new Histogram({
     name: "aether_config_propagation_lag_seconds",
     help: "From a projection's export stamp (version) to the agent applying it, for changes received after the first state.",
@@ -317,6 +309,5 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     countCacheError: (reason) => cacheErrors.inc({ reason }),
     countOutputWrite: (result) => outputWrites.inc({ result }),
     countDeletes: (origin, count) => deletes.inc({ origin }, count),
-    countRollbacks: (origin, count) => rollbacks.inc({ origin }, count),
   };
 }

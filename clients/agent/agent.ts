@@ -347,7 +347,7 @@ function observePropagationLag(
   }
 }
 
-/** Counts a loss report's applied deletes and rollbacks, by origin. */
+/** Counts a loss report's applied deletes, by origin. */
 function countLoss(report: LossReport, metrics: AgentMetrics): void {
   const byOrigin = (origins: readonly string[]) => {
     const counts = new Map<string, number>();
@@ -356,9 +356,6 @@ function countLoss(report: LossReport, metrics: AgentMetrics): void {
   };
   for (const [origin, count] of byOrigin(report.deleted.map((c) => c.origin))) {
     metrics.countDeletes(origin, count);
-  }
-  for (const [origin, count] of byOrigin(report.rolledBack.map((r) => r.next.origin))) {
-    metrics.countRollbacks(origin, count);
   }
 }
 

@@ -47,7 +47,12 @@ export function restoreCachedState(
       dropped.push(result.rejection);
     }
   }
-  const state = { services: cached.services, revision: cached.revision, candidates };
+  const state = {
+    services: cached.services,
+    revision: cached.revision,
+    candidates,
+    marks: cached.marks ?? [],
+  };
   return { restored: { state, local: new Map(cached.local.map((p) => [p.service, p])) }, dropped };
 }
 
@@ -114,6 +119,7 @@ export function createCachedStateStore(options: CachedStateStoreOptions): Cached
         services: state.services,
         imported: [...state.candidates.values()],
         local: [...local.values()],
+        marks: state.marks ?? [],
       });
     },
     flush: () => cache.flush(),

@@ -8,8 +8,14 @@
  *
  * ```
  * aether-agent-cache 1 sha256=<hex of the payload> bytes=<payload length>\n
- * {"revision":"42","services":[…],"imported":[{"origin":…,"service":…,"projection":{…}}],"local":[…],"savedAt":…}
+ * {"revision":"42","services":[…],"imported":[{"origin":…,"service":…,"projection":{…}}],"local":[…],"marks":[{"origin":…,"service":…,"version":…}],"savedAt":…}
  * ```
+ *
+ * `marks` are the high-water marks of rollback refusal (`version-marks.ts`),
+ * kept so that a restarted agent still refuses an old value it had replaced
+ * or seen deleted. The field was added without a new format version: a file
+ * without it loads (its candidates' versions are the marks), and an older
+ * agent reading a file with it ignores it.
  *
  * The checksum and the length cover the payload bytes exactly, so a
  * truncated or altered file is detected before it is parsed. Every save
@@ -25,6 +31,7 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate } from "../../services/common/import-policy.js";
+import type { VersionMark } from "../../services/common/version-marks.js";
 import { createLatestWriter, type LatestWriter } from "./atomic-file.js";
 
 /** The name of the cache file inside the cache directory. */
@@ -45,6 +52,8 @@ export interface CachedState {
   readonly imported: readonly ImportCandidate[];
   /** The local (class-2) projections, one per service. */
   readonly local: readonly ServiceConfigProjection[];
+  /** The high-water marks of rollback refusal; empty when the file had none. */
+  readonly marks?: readonly VersionMark[];
   /** When the state was saved; undefined when unknown. */
   readonly savedAt?: Date;
 }
@@ -97,6 +106,7 @@ export function encodeCacheFile(state: CachedState): Buffer {
         projection: toJson(ServiceConfigProjectionSchema, c.projection),
       })),
       local: state.local.map((p) => toJson(ServiceConfigProjectionSchema, p)),
+      marks: state.marks ?? [],
       savedAt: (state.savedAt ?? new Date()).toISOString(),
     }),
     "utf8",
@@ -123,7 +133,7 @@ function readProjection(value: unknown, where: string): ServiceConfigProjection 
 
 function readPayload(value: unknown): CachedState {
   if (!isRecord(value)) throw malformed("the payload is not a JSON object");
-  const { revision, services, imported, local, savedAt } = value;
+  const { revision, services, imported, local, marks, savedAt } = value;
   if (typeof revision !== "string" || !/^\d+$/.test(revision)) {
     throw malformed("revision is not a decimal string");
   }
@@ -143,11 +153,24 @@ function readPayload(value: unknown): CachedState {
     };
   });
   const date = typeof savedAt === "string" ? new Date(savedAt) : undefined;
+  if (marks !== undefined && !Array.isArray(marks)) throw malformed("marks is not a list");
+  const readMarks = (marks ?? []).map((item: unknown, index): VersionMark => {
+    if (
+      !isRecord(item) ||
+      typeof item.origin !== "string" ||
+      typeof item.service !== "string" ||
+      typeof item.version !== "string"
+    ) {
+      throw malformed(`marks[${index}] has no origin, service and version`);
+    }
+    return { origin: item.origin, service: item.service, version: item.version };
+  });
   return {
     revision: BigInt(revision),
     services: [...(services as string[])].sort(),
     imported: candidates,
     local: local.map((item: unknown, index) => readProjection(item, `local[${index}]`)),
+    marks: readMarks,
     savedAt: date !== undefined && !Number.isNaN(date.getTime()) ? date : undefined,
   };
 }

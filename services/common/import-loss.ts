@@ -1,14 +1,12 @@
 /**
  * Loss in an import: the decisions the registrar's cache and the agent share
- * about changes that take good config away. A *rollback* is a projection
- * replaced by an older version of itself; it is applied (the store is the
- * authority) but it must never go unnoticed. A *mass disappearance* is a
+ * about changes that take good config away. (A *rollback*, a projection
+ * replaced by an older version of itself, is never applied: see
+ * `version-marks.ts`.) A *mass disappearance* is a
  * group of held projections (one origin's, or an agent's whole view)
  * vanishing at once; it is not applied at once but held, the way the export
  * controller holds unexports while its source reports problems. Pure, no I/O.
  */
-import { parseVersion } from "./projection-version.js";
-
 /**
  * When deletes that arrive together count as a mass disappearance of a group
  * of projections: more than `fraction` of the group's held projections, and
@@ -55,18 +53,6 @@ export function isMassDisappearance(
   threshold: MassDeleteThreshold,
 ): boolean {
   return vanished >= Math.max(1, threshold.minCount) && vanished > held * threshold.fraction;
-}
-
-/**
- * Whether replacing a projection of `previousVersion` with one of
- * `nextVersion` is a rollback: both versions parse and the next one names an
- * earlier instant. A version that does not parse is never called a rollback
- * (the import policy rejects it anyway).
- */
-export function isRollback(previousVersion: string, nextVersion: string): boolean {
-  const previous = parseVersion(previousVersion);
-  const next = parseVersion(nextVersion);
-  return previous !== undefined && next !== undefined && next < previous;
 }
 
 /** The threshold as a phrase for logs and usage text, e.g. `more than 50% and at least 10`. */

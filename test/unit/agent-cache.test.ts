@@ -1,4 +1,4 @@
-/** The last-known cache file: round trip, and every way a file can be unusable. */
+/** The last-known cache file: round trip (high-water marks too, and a file without them), and every way a file can be unusable. */
 import { createHash } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -25,6 +25,10 @@ const state: CachedState = {
     },
   ],
   local: [makeProjection("shop/b", { version: "", backend: "shop/b-local" })],
+  marks: [
+    { origin: "east", service: "shop/a", version: versionAt(7) },
+    { origin: "hub", service: "shop/a", version: versionAt(3) },
+  ],
   savedAt: new Date("2026-11-30T00:00:00.000Z"),
 };
 
@@ -35,6 +39,16 @@ function reasonOf(bytes: Uint8Array): string {
   } catch (error) {
     return error instanceof CacheFileError ? error.reason : `unexpected: ${String(error)}`;
   }
+}
+
+/** A cache file of `json` as its payload, with a valid header. */
+function fileOf(json: string): Buffer {
+  const body = Buffer.from(json);
+  const sum = createHash("sha256").update(body).digest("hex");
+  return Buffer.concat([
+    Buffer.from(`aether-agent-cache 1 sha256=${sum} bytes=${body.length}\n`),
+    body,
+  ]);
 }
 
 const encoded = encodeCacheFile(state);
@@ -49,6 +63,7 @@ describe("cache file format", () => {
     expect(decoded.services).toEqual(["shop/a", "shop/b"]);
     expect(decoded.imported).toEqual(state.imported);
     expect(decoded.local).toEqual(state.local);
+    expect(decoded.marks).toEqual(state.marks);
     expect(decoded.savedAt?.toISOString()).toBe("2026-11-30T00:00:00.000Z");
     expect(header).toMatch(/^aether-agent-cache 1 sha256=[0-9a-f]{64} bytes=\d+$/);
   });
@@ -73,15 +88,20 @@ describe("cache file format", () => {
     it(`reports ${name} as ${reason}`, () => expect(reasonOf(bytes)).toBe(reason));
   }
 
+  it("loads a file written before marks existed (no marks field): no marks", () => {
+    const old = fileOf('{"revision":"7","services":["shop/a"],"imported":[],"local":[]}');
+    const decoded = decodeCacheFile(old);
+    expect(decoded.revision).toBe(7n);
+    expect(decoded.marks).toEqual([]);
+  });
+
   it("reports a payload with a valid checksum but a bad shape as malformed", () => {
-    const bad = (json: string) => {
-      const body = Buffer.from(json);
-      const sum = createHash("sha256").update(body).digest("hex");
-      return Buffer.concat([
-        Buffer.from(`aether-agent-cache 1 sha256=${sum} bytes=${body.length}\n`),
-        body,
-      ]);
-    };
+    const bad = fileOf;
+    const empty = '"revision":"1","services":[],"imported":[],"local":[]';
+    expect(reasonOf(bad(`{${empty},"marks":{}}`))).toBe("malformed");
+    expect(reasonOf(bad(`{${empty},"marks":[{"origin":"hub","service":"a/b"}]}`))).toBe(
+      "malformed",
+    );
     expect(reasonOf(bad("[]"))).toBe("malformed");
     expect(reasonOf(bad('{"revision":"x","services":[],"imported":[],"local":[]}'))).toBe(
       "malformed",

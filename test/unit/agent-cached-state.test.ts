@@ -71,6 +71,22 @@ describe("cached state: restore", () => {
   }
 });
 
+describe("cached state: high-water marks", () => {
+  it("the file's marks are restored as they are (also those of deleted or dropped projections)", () => {
+    const marks = [{ origin: "east", service: "shop/a", version: versionAt(9) }];
+    const result = restoreCachedState(
+      { ...cached([entry("hub", "shop/a", 1)]), marks },
+      createImportPolicy(),
+    );
+    expect(result.restored.state.marks).toEqual(marks);
+  });
+
+  it("a file without marks restores none (the candidates' versions are marks to the follower)", () => {
+    const result = restoreCachedState(cached([entry("hub", "shop/a", 1)]), createImportPolicy());
+    expect(result.restored.state.marks).toEqual([]);
+  });
+});
+
 describe("dependency set", () => {
   it("starts from the given entries, unique and sorted, without the file's", () => {
     const set = createDependencySet(["shop/b", "shop/a", "shop/b"], () => ["pay/ledger"]);

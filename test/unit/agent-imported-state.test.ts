@@ -1,7 +1,8 @@
 /**
  * The agent's imported state and its guard against silent loss, driven by
- * hand with a fake clock: applied deletes and rollbacks are reported and
- * logged; a complete state that lacks most of the held projections keeps
+ * hand with a fake clock: applied deletes are reported and logged, a
+ * rollback is refused (a `rollback` rejection, never a loss, also after a
+ * delete and from a cached initial state); a complete state that lacks most of the held projections keeps
  * them, held, until the registrar has them again, deletes them explicitly,
  * or still lacks them when the hold has run out (a keep-alive says so).
  */
@@ -9,9 +10,11 @@ import { describe, expect, it } from "vitest";
 import type { ReceivedChange } from "../../clients/agent/follower/candidate-set.js";
 import {
   createImportedState,
+  type FollowerState,
   type FollowerUpdate,
 } from "../../clients/agent/follower/imported-state.js";
 import type { LossReport } from "../../clients/agent/follower/loss-report.js";
+import type { ImportCandidate } from "../../services/common/import-policy.js";
 import { createImportPolicy } from "../../services/common/import-policy.js";
 import { captureLogger } from "../support/capture-logger.js";
 import { makeProjection, versionAt } from "../support/projections.js";
@@ -28,18 +31,26 @@ const del = (origin: string, service: string): ReceivedChange => ({
   service,
   projection: undefined,
 });
+/** The accepted candidate of a put (as a restored cache holds it). */
+const candidateOf = (change: ReceivedChange): ImportCandidate => ({
+  origin: change.origin,
+  service: change.service,
+  projection: change.projection as ImportCandidate["projection"],
+});
 const SERVICES = ["shop/a", "shop/b", "shop/c", "shop/d"];
 
 /** An imported state of SERVICES with a hold of one minute, its clock, and what it reported. */
-function stateWith(services = SERVICES) {
+function stateWith(services = SERVICES, initial?: FollowerState) {
   let clock = 1_000_000;
   const captured = captureLogger();
   const updates: FollowerUpdate[] = [];
   const losses: LossReport[] = [];
+  const rejections: string[] = [];
   const imported = createImportedState({
     policy: createImportPolicy(),
     services,
-    initial: undefined,
+    initial,
+    onRejection: (r) => rejections.push(`${r.origin}/${r.service}@${r.version}:${r.reason}`),
     logger: captured.logger,
     guard: { threshold: { fraction: 0.5, minCount: 3 }, holdMs: 60_000 },
     now: () => clock,
@@ -54,6 +65,7 @@ function stateWith(services = SERVICES) {
     imported,
     updates,
     losses,
+    rejections,
     captured,
     held,
     tick: (ms: number) => {
@@ -64,13 +76,13 @@ function stateWith(services = SERVICES) {
 
 const everything = SERVICES.map((s) => put("hub", s));
 
-describe("imported state: applied deletes and rollbacks", () => {
-  it("reports and logs a streamed delete and a rollback, and a snapshot's small loss", () => {
+describe("imported state: applied deletes, refused rollbacks", () => {
+  it("reports and logs a streamed delete; a rollback is refused by stream and by snapshot, and the newer one stays", () => {
     const t = stateWith();
     t.imported.synced(false, 5n, [...everything, put("east", "shop/a", 3)]);
     expect(t.losses).toEqual([]); // the first state takes nothing away
     t.imported.change(6n, del("hub", "shop/d"));
-    t.imported.change(7n, put("east", "shop/a", 2)); // 3 -> 2: a rollback
+    t.imported.change(7n, put("east", "shop/a", 2)); // 3 -> 2: refused
     t.imported.synced(false, 9n, [
       put("hub", "shop/a"),
       put("hub", "shop/b"),
@@ -80,20 +92,60 @@ describe("imported state: applied deletes and rollbacks", () => {
       t.losses.map((l) => ({
         via: l.via,
         deleted: l.deleted.map((c) => `${c.origin}/${c.service}`),
-        rolledBack: l.rolledBack.map((r) => `${r.next.origin}/${r.next.service}`),
         held: l.newlyHeld.length,
       })),
     ).toEqual([
-      { via: "change", deleted: ["hub/shop/d"], rolledBack: [], held: 0 },
-      { via: "change", deleted: [], rolledBack: ["east/shop/a"], held: 0 },
-      { via: "synced", deleted: ["hub/shop/c"], rolledBack: [], held: 0 }, // 1 of 3 of hub
+      { via: "change", deleted: ["hub/shop/d"], held: 0 },
+      { via: "synced", deleted: ["hub/shop/c"], held: 0 }, // 1 of 3 of hub
     ]);
     expect(t.captured.withMessage("applied deletes of imported projections")).toHaveLength(2);
-    const rollback = t.captured.withMessage(
-      "applied rollbacks: an older version replaced a newer one",
+    expect(t.rejections).toEqual([`east/shop/a@${versionAt(2)}:rollback`]); // reported once
+    expect(t.imported.state?.candidates.get("east\u0000shop/a")?.projection.version).toBe(
+      versionAt(3),
     );
-    expect(rollback[0]).toMatchObject({ level: 40, rollbacks: 1, via: "change", revision: "7" });
-    expect(rollback[0]?.changes).toEqual([`east/shop/a ${versionAt(3)} -> ${versionAt(2)}`]);
+    expect(t.imported.state?.marks).toContainEqual({
+      origin: "east",
+      service: "shop/a",
+      version: versionAt(3),
+    });
+  });
+
+  it("the mark survives a delete: the old value after it is refused, a newer one is taken", () => {
+    const t = stateWith();
+    t.imported.synced(false, 5n, [put("hub", "shop/a", 3)]);
+    t.imported.change(6n, del("hub", "shop/a"));
+    t.imported.change(7n, put("hub", "shop/a", 2));
+    expect(t.imported.state?.candidates.size).toBe(0);
+    expect(t.rejections).toEqual([`hub/shop/a@${versionAt(2)}:rollback`]);
+    expect(t.imported.state?.marks).toEqual([
+      { origin: "hub", service: "shop/a", version: versionAt(3) },
+    ]);
+    t.imported.change(8n, put("hub", "shop/a", 4));
+    expect(t.imported.state?.candidates.get("hub\u0000shop/a")?.projection.version).toBe(
+      versionAt(4),
+    );
+  });
+
+  it("an initial state's marks and candidates are marks (a restarted agent): older values are refused", () => {
+    const t = stateWith(SERVICES, {
+      services: SERVICES,
+      revision: 4n,
+      candidates: new Map([["hub\u0000shop/a", candidateOf(put("hub", "shop/a", 3))]]),
+      marks: [{ origin: "east", service: "shop/b", version: versionAt(5) }], // deleted before
+    });
+    t.imported.synced(false, 5n, [put("hub", "shop/a", 1), put("east", "shop/b", 4)]);
+    expect(t.rejections).toEqual([
+      `hub/shop/a@${versionAt(1)}:rollback`,
+      `east/shop/b@${versionAt(4)}:rollback`,
+    ]);
+    expect([...(t.imported.state?.candidates.keys() ?? [])]).toEqual(["hub\u0000shop/a"]);
+  });
+
+  it("marks are per origin: another origin's older version is taken (it only loses the service)", () => {
+    const t = stateWith();
+    t.imported.synced(false, 5n, [put("hub", "shop/a", 3), put("east", "shop/a", 1)]);
+    expect(t.rejections).toEqual([]);
+    expect(t.imported.state?.candidates.size).toBe(2);
   });
 });
 

@@ -1,18 +1,17 @@
 /**
- * The shared decisions about loss in an import (mass disappearance,
- * rollback) and the flags that set the threshold, table-driven.
+ * The shared decisions about loss in an import (mass disappearance) and
+ * the flags that set the threshold, table-driven (rollbacks are refused:
+ * version-marks.test.ts).
  */
 import { describe, expect, it } from "vitest";
 import {
   describeThreshold,
   isMassDisappearance,
-  isRollback,
   MASS_DELETE_GUARD_OFF,
   type MassDeleteThreshold,
 } from "../../services/common/import-loss.js";
 import { parseMassDeleteFlags } from "../../services/process/mass-delete-flags.js";
 import { UsageError } from "../../services/process/usage-error.js";
-import { versionAt } from "../support/projections.js";
 
 const half10: MassDeleteThreshold = { fraction: 0.5, minCount: 10 };
 
@@ -31,31 +30,6 @@ describe("isMassDisappearance", () => {
   ];
   for (const [name, held, vanished, threshold, expected] of cases) {
     it(name, () => expect(isMassDisappearance(held, vanished, threshold)).toBe(expected));
-  }
-});
-
-describe("isRollback", () => {
-  const cases: [string, string, string, boolean][] = [
-    ["an older version over a newer one", versionAt(5), versionAt(3), true],
-    ["a newer version", versionAt(3), versionAt(5), false],
-    ["the same version", versionAt(3), versionAt(3), false],
-    [
-      "the same instant written differently",
-      "2026-01-01T00:00:00Z",
-      "2026-01-01T01:00:00+01:00",
-      false,
-    ],
-    [
-      "an older version with a zone offset",
-      "2026-01-01T00:00:00Z",
-      "2026-01-01T00:30:00+01:00",
-      true,
-    ],
-    ["a previous version that does not parse", "garbage", versionAt(1), false],
-    ["a next version that does not parse", versionAt(1), "", false],
-  ];
-  for (const [name, previous, next, expected] of cases) {
-    it(name, () => expect(isRollback(previous, next)).toBe(expected));
   }
 });
 

@@ -71,6 +71,12 @@ describe("version marks: check", () => {
       refused: false,
     },
     {
+      name: "older with a zone offset: refused",
+      accepted: [["hub", "a/b", "2026-11-01T00:00:00Z"]],
+      check: ["hub", "a/b", "2026-11-01T00:30:00+01:00"],
+      refused: true,
+    },
+    {
       name: "an unparsable version is left to the policy",
       accepted: [["hub", "a/b", versionAt(2)]],
       check: ["hub", "a/b", "yesterday"],

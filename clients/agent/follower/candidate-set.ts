@@ -7,15 +7,22 @@
  *   event, shared import policy). A rejected put is never applied: the
  *   candidate the previous map held for its key stays (when its service is
  *   still requested), it is neither replaced nor removed.
+ * - A put the policy accepts but that is older than the newest version of
+ *   its origin and service this set accepted (its high-water mark, see
+ *   `version-marks.ts`) is refused as `rollback`, like any rejection. Marks
+ *   start from the last-known cache's, rise with every accepted put and
+ *   survive deletes: a replayed old value is refused after a delete too.
  * - A delete outside the requested set, or naming no origin, is refused.
  * - Each rejection is reported once per origin, service, version and reason:
  *   a memory of the last rejection per key (bounded, cleared when full, and
  *   forgotten for a key once a change to it is accepted) drops repeats.
  *
- * No I/O, no timers: its only state is the requested set and that memory.
+ * No I/O, no timers: its only state is the requested set, the marks and
+ * that memory.
  * The maps it returns are new; the maps it is given are never changed.
  */
 import type { ImportCandidate, ImportPolicy } from "../../../services/common/import-policy.js";
+import { createVersionMarks, type VersionMark } from "../../../services/common/version-marks.js";
 import {
   candidateKey,
   checkReceived,
@@ -56,6 +63,8 @@ export interface CandidateSetOptions {
   readonly services: Iterable<string>;
   /** How many rejected keys to remember; default {@link MAX_REMEMBERED_REJECTIONS}. */
   readonly rememberedRejections?: number;
+  /** The high-water marks to start from (the last-known cache's); default none. */
+  readonly marks?: Iterable<VersionMark>;
 }
 
 /** The application of received changes to candidate maps; see the module comment. */
@@ -64,6 +73,8 @@ export interface CandidateSet {
   readonly requested: ReadonlySet<string>;
   /** Replaces the requested services; later changes are checked against them. */
   setServices(services: Iterable<string>): void;
+  /** Every high-water mark, by origin then service (for the last-known cache). */
+  marks(): VersionMark[];
   /**
    * A complete state (a fresh snapshot, a listing): `changes` applied to an
    * empty map; a rejected put keeps what `previous` held for its key.
@@ -95,6 +106,7 @@ export function createCandidateSet(options: CandidateSetOptions): CandidateSet {
   const { policy } = options;
   const limit = options.rememberedRejections ?? MAX_REMEMBERED_REJECTIONS;
   let requested: ReadonlySet<string> = new Set(options.services);
+  const marks = createVersionMarks(options.marks);
   /** The last rejection reported per key, as `reason NUL version`. */
   const remembered = new Map<string, string>();
 
@@ -144,12 +156,24 @@ export function createCandidateSet(options: CandidateSetOptions): CandidateSet {
       return;
     }
     const result = checkReceived(change, requested, policy);
-    if (result.rejection !== undefined) {
-      noteRejection(key, result.rejection, reports);
+    const rollback = result.candidate === undefined ? undefined : marks.check(result.candidate);
+    const rejection: ReceivedRejection | undefined =
+      rollback === undefined
+        ? result.rejection
+        : {
+            origin: change.origin,
+            service: change.service,
+            version: rollback.candidate.projection.version,
+            reason: rollback.reason,
+            message: rollback.message,
+          };
+    if (rejection !== undefined || result.candidate === undefined) {
+      if (rejection !== undefined) noteRejection(key, rejection, reports);
       const kept = previous.get(key);
       if (kept !== undefined && requested.has(change.service)) target.set(key, kept);
       return;
     }
+    marks.accept(result.candidate);
     remembered.delete(key);
     target.set(key, result.candidate);
   };
@@ -171,6 +195,7 @@ export function createCandidateSet(options: CandidateSetOptions): CandidateSet {
     setServices(services) {
       requested = new Set(services);
     },
+    marks: () => marks.list(),
     snapshot(previous, changes) {
       return build(new Map(), previous ?? EMPTY, changes);
     },

@@ -19,6 +19,7 @@
  */
 import { DEFAULT_MASS_DELETE_THRESHOLD } from "../../../services/common/import-loss.js";
 import type { ImportCandidate, ImportPolicy } from "../../../services/common/import-policy.js";
+import type { VersionMark } from "../../../services/common/version-marks.js";
 import type { Logger } from "../../../services/runtime/logger.js";
 import { createRateLimitedLog } from "../../../services/runtime/rate-limited-log.js";
 import { appliedLoss } from "./applied-loss.js";
@@ -44,6 +45,12 @@ export interface FollowerState {
   readonly revision: bigint;
   /** Every accepted origin's projection, keyed by {@link candidateKey}. */
   readonly candidates: ReadonlyMap<string, ImportCandidate>;
+  /**
+   * The high-water marks: the newest version accepted of each origin's
+   * service, also of those deleted since (see `version-marks.ts`). A state
+   * without them (an old cache) implies its candidates' versions.
+   */
+  readonly marks?: readonly VersionMark[];
 }
 
 /** A new state, and how it came. */
@@ -124,7 +131,15 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
   };
   const now = options.now ?? Date.now;
   let services = options.services;
-  const candidates = createCandidateSet({ policy: options.policy, services });
+  const initialMarks: VersionMark[] = [...(options.initial?.marks ?? [])];
+  for (const c of options.initial?.candidates.values() ?? []) {
+    initialMarks.push({ origin: c.origin, service: c.service, version: c.projection.version });
+  }
+  const candidates = createCandidateSet({
+    policy: options.policy,
+    services,
+    marks: initialMarks,
+  });
   const rejectionLog = createRateLimitedLog(logger);
   let state = options.initial;
   let resumePoint = state?.revision ?? 0n;
@@ -160,7 +175,7 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
     }
     const fresh = freshCandidates(previous, next);
     resumePoint = revision;
-    state = { services, revision, candidates: next };
+    state = { services, revision, candidates: next, marks: candidates.marks() };
     options.onUpdate?.({ state, via, fresh, first: previous === undefined });
   };
 

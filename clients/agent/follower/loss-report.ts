@@ -1,15 +1,14 @@
 /**
  * How the imported state reports what a new state took away or kept back:
  * one report per new state ({@link LossReport}), and its log lines, one per
- * kind and state (not one per projection): applied deletes at info;
- * rollbacks, new holds and expired holds at warn; releases at info.
+ * kind and state (not one per projection): applied deletes at info; new
+ * holds and expired holds at warn; releases at info.
  */
 import type { ImportCandidate } from "../../../services/common/import-policy.js";
 import type { Logger } from "../../../services/runtime/logger.js";
-import type { Rollback } from "./applied-loss.js";
 import type { HeldCandidate } from "./vanish-guard.js";
 
-/** What one new state deleted, rolled back, held and released. */
+/** What one new state deleted, held and released. */
 export interface LossReport {
   /** How the state came: a complete state, a streamed change, a poll, or a hold running out. */
   readonly via: "synced" | "change" | "poll" | "expiry";
@@ -17,8 +16,6 @@ export interface LossReport {
   readonly revision: bigint;
   /** The candidates it deleted (applied). */
   readonly deleted: readonly ImportCandidate[];
-  /** The candidates it replaced by an older version (applied). */
-  readonly rolledBack: readonly Rollback[];
   /** The candidates it lacked that are kept and held instead. */
   readonly newlyHeld: readonly HeldCandidate[];
   /** The held candidates the registrar has again. */
@@ -31,7 +28,6 @@ export interface LossReport {
 export function isEmptyReport(report: LossReport): boolean {
   return (
     report.deleted.length === 0 &&
-    report.rolledBack.length === 0 &&
     report.newlyHeld.length === 0 &&
     report.back.length === 0 &&
     report.expired.length === 0
@@ -85,19 +81,6 @@ export function logLoss(logger: Logger, report: LossReport, heldNow: number): vo
     logger.info(
       { ...base, deletes: report.deleted.length, projections: named(report.deleted, name) },
       "applied deletes of imported projections",
-    );
-  }
-  if (report.rolledBack.length > 0) {
-    logger.warn(
-      {
-        ...base,
-        rollbacks: report.rolledBack.length,
-        changes: named(
-          report.rolledBack,
-          (r) => `${name(r.next)} ${r.previous.projection.version} -> ${r.next.projection.version}`,
-        ),
-      },
-      "applied rollbacks: an older version replaced a newer one",
     );
   }
 }
