@@ -22,10 +22,12 @@
  *   at once. Mode `poll` only polls.
  * - **Checks**: every received projection goes through
  *   {@link checkReceived} (requested service, well-formed event, shared
- *   import policy). A rejected one is reported (once per origin, service,
- *   version and reason) and never applied: it neither replaces nor removes
- *   the projection held for its origin and service.
- * - **No silent loss**: every delete and rollback a new state applies is
+ *   import policy), then the rollback marks (an older version of an
+ *   origin's service than one accepted before is `rollback`). A rejected
+ *   one is reported (once per origin, service, version and reason) and
+ *   never applied: it neither replaces nor removes the projection held for
+ *   its origin and service.
+ * - **No silent loss**: every delete a new state applies is
  *   logged and reported (`onLoss`); a complete state that lacks too many of
  *   the held projections at once keeps them, held (`vanish-guard.ts`), until
  *   the registrar has them again, deletes them explicitly, or still lacks

@@ -9,7 +9,11 @@
  * building. The state is never touched by a failure:
  * only a complete state (a SYNCED, a streamed change, a listing) replaces it.
  *
- * No silent loss: each new state's applied deletes and rollbacks are logged
+ * Rollbacks are refused by the candidate set against its high-water marks,
+ * which start from the initial state's marks and candidates (a restarted
+ * agent's cache) and are carried in each new state, for the cache to keep.
+ *
+ * No silent loss: each new state's applied deletes are logged
  * and reported through `onLoss` ({@link LossReport}); a complete state that
  * lacks too many of the held candidates at once keeps them, held
  * (`vanish-guard.ts`), until the registrar has them again, deletes them
