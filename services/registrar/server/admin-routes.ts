@@ -112,7 +112,7 @@ export function registerAdminRoutes(app: App, options: AdminRoutesOptions): void
 }
 
 /** The readiness to report now: draining wins; a throwing probe is not ready. */
-export function currentReadiness(options: {
+function currentReadiness(options: {
   readonly readiness: () => Readiness;
   readonly drainSignal: AbortSignal;
 }): Readiness {

@@ -107,20 +107,13 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestBudge
         pendingBytes += bytes;
       },
     });
-    /** Answers the request `code` before its body ended, and lets go of it. */
-    const cutOff = (code: Code, message: string, retryAfterMs: number) => {
-      // Nobody reading the body (not a connect-es route): answer it here.
-      if (!body.reading) sendRefusal(res, req.headers["content-type"], code, message, retryAfterMs);
-      fail(
-        retryAfterMs > 0
-          ? retryableError(message, code, retryAfterMs)
-          : new ConnectError(message, code),
-      );
-    };
     const deadline = setTimeout(() => {
       refusals.refuse("request_body_timeout", { path: req.url, received: held });
       const message = `the request body did not arrive within ${limits.requestBodyTimeoutMs} ms`;
-      cutOff(Code.DeadlineExceeded, message, 0);
+      // Nobody reading the body (not a connect-es route): answer it here.
+      if (!body.reading)
+        sendRefusal(res, req.headers["content-type"], Code.DeadlineExceeded, message, 0);
+      fail(new ConnectError(message, Code.DeadlineExceeded));
     }, limits.requestBodyTimeoutMs);
     deadline.unref();
     res.once("close", release);
