@@ -11,16 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spiffeServerIdentity } from "../../services/runtime/tls/peer-svid.js";
 import { parseTrustBundle, type TrustBundles } from "../../services/runtime/tls/trust-bundle.js";
+import {
+  agentIdOf,
+  registrarIdOf,
+  trustDomainOf,
+} from "../../services/sandbox/sandbox-identities.js";
 import { createSpiffeCa, issueSvid, type SpiffeCa, type TestSvid } from "./spiffe-ca.js";
 
-/** The trust domain of `cluster`'s workloads. */
-export const trustDomainOf = (cluster: string): string => `${cluster}.mesh`;
-/** The SPIFFE ID of `cluster`'s registrar. */
-export const registrarIdOf = (cluster: string): string =>
-  `spiffe://${trustDomainOf(cluster)}/ns/aether-system/sa/aether-registrar`;
-/** The SPIFFE ID of `cluster`'s agents. */
-export const agentIdOf = (cluster: string): string =>
-  `spiffe://${trustDomainOf(cluster)}/ns/aether-system/sa/aether-agent`;
+// The mesh's naming (trust domain `<cluster>.mesh`, the registrars' and agents' IDs) is the sandbox's.
+export { agentIdOf, registrarIdOf, trustDomainOf };
 /** The SPIFFE ID the test itself calls registrars with. */
 export const OPERATOR_ID = "spiffe://hub.mesh/ns/aether-system/sa/aetherctl";
 
