@@ -10,8 +10,10 @@ import {
   DEFAULT_PROJECTION_LIMITS,
   type ProjectionLimits,
 } from "./projection-limits.js";
+import { splitDecoded, splitStoredValue } from "./projection-signature.js";
 import { parseVersion } from "./projection-version.js";
 import { checkServiceName } from "./service-name.js";
+import type { SignatureCheck, SignatureRejectionReason } from "./signature-check.js";
 
 /** Why a projection was not imported. */
 export type ImportRejectionReason =
@@ -41,7 +43,14 @@ export type ImportRejectionReason =
    * service this importer accepted (its high-water mark, see
    * `version-marks.ts`): a replayed old value. The newer one stays.
    */
-  | "rollback";
+  | "rollback"
+  /**
+   * Signatures (see `signature-check.ts`): `unsigned` when the importer
+   * requires them and the projection has none, `unknown_key` when it is
+   * signed with a key the origin's public keys do not list, `bad_signature`
+   * when the signature does not hold.
+   */
+  | SignatureRejectionReason;
 
 /** Every rejection reason, for metrics that pre-register their label values. */
 export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
@@ -52,6 +61,9 @@ export const IMPORT_REJECTION_REASONS: readonly ImportRejectionReason[] = [
   "service_mismatch",
   "version_out_of_range",
   "rollback",
+  "unsigned",
+  "unknown_key",
+  "bad_signature",
 ];
 
 /** The default of {@link ImportPolicyOptions.maxFutureMs}: five minutes. */
@@ -135,6 +147,13 @@ export interface ImportPolicyOptions {
   readonly now?: () => number;
   /** The projection limits; default `DEFAULT_PROJECTION_LIMITS`. */
   readonly limits?: ProjectionLimits;
+  /**
+   * The signature check (see `signature-check.ts`); without one, signatures
+   * are not looked at. It judges a candidate's `value` when it has one (the
+   * stored bytes), else its decoded `projection`, which must then be a whole
+   * message.
+   */
+  readonly signatures?: SignatureCheck;
 }
 
 /** A configured import policy. */
@@ -177,6 +196,7 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
   const maxFutureMs = options.maxFutureMs ?? DEFAULT_MAX_FUTURE_MS;
   const now = options.now ?? Date.now;
   const limits = options.limits ?? DEFAULT_PROJECTION_LIMITS;
+  const signatures = options.signatures;
 
   function check<T extends PolicyCandidate>(candidate: T): ImportRejection<T> | undefined {
     const bytes = candidate.value?.length;
@@ -204,6 +224,16 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
         reason: "service_mismatch",
         message: `projection stored as ${candidate.service} names service ${JSON.stringify(candidate.projection.service)}`,
       };
+    }
+    if (signatures !== undefined) {
+      const parts =
+        candidate.value !== undefined
+          ? splitStoredValue(candidate.value)
+          : splitDecoded(candidate.projection as ServiceConfigProjection);
+      const verdict = signatures.judge(candidate.origin, candidate.service, parts);
+      if (verdict.kind === "rejected") {
+        return { candidate, reason: verdict.reason, message: verdict.message };
+      }
     }
     const version = parseVersion(candidate.projection.version);
     if (version === undefined) {

@@ -13,13 +13,15 @@ import { sha256Hex } from "./sha256.js";
 
 /**
  * Returns the bytes that define a projection's content: its protobuf binary
- * encoding with `version` and `originCluster` cleared.
+ * encoding with `version` and `originCluster` cleared and no `signature`
+ * (a re-signed projection routes the same).
  */
 export function projectionContent(projection: ServiceConfigProjection): Uint8Array {
   return toBinary(ServiceConfigProjectionSchema, {
     ...projection,
     version: "",
     originCluster: "",
+    signature: undefined,
   });
 }
 

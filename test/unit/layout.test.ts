@@ -11,6 +11,16 @@ import { describe, expect, it } from "vitest";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
+/** What a process (the registrar, the agent) may import besides itself. */
+const PROCESS_FOLDERS = [
+  "gen",
+  "services/common",
+  "services/runtime",
+  "services/sources",
+  "services/process",
+  "services/signing",
+];
+
 /** The folders whose imports are ruled, and what each may import besides itself. */
 const RULES: Record<string, { readonly folders: readonly string[]; readonly node: boolean }> = {
   "services/common": { folders: ["gen"], node: false },
@@ -18,16 +28,17 @@ const RULES: Record<string, { readonly folders: readonly string[]; readonly node
   "services/sources": { folders: ["gen", "services/common", "services/runtime"], node: true },
   "services/process": { folders: ["services/common", "services/runtime"], node: true },
   "services/dev-pki": { folders: [], node: true },
+  "services/signing": { folders: ["gen", "services/common"], node: true },
   "services/registrar": {
-    folders: ["gen", "services/common", "services/runtime", "services/sources", "services/process"],
+    folders: PROCESS_FOLDERS,
     node: true,
   },
   "clients/agent": {
-    folders: ["gen", "services/common", "services/runtime", "services/sources", "services/process"],
+    folders: PROCESS_FOLDERS,
     node: true,
   },
   "clients/aetherctl": {
-    folders: ["gen", "services/common", "services/runtime", "services/process"],
+    folders: ["gen", "services/common", "services/runtime", "services/process", "services/signing"],
     node: true,
   },
   "clients/examples": { folders: ["gen"], node: true },
@@ -40,6 +51,7 @@ const RULES: Record<string, { readonly folders: readonly string[]; readonly node
       "services/process",
       "services/registrar",
       "services/dev-pki",
+      "services/signing",
       "clients/agent",
     ],
     node: true,

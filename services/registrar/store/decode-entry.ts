@@ -12,6 +12,7 @@ import {
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { DEFAULT_PROJECTION_LIMITS } from "../../common/projection-limits.js";
 import { checkServiceName } from "../../common/service-name.js";
+import { fieldSpans } from "../../common/wire-fields.js";
 import type { Logger } from "../../runtime/logger.js";
 import {
   type ListOptions,
@@ -31,7 +32,6 @@ import {
   parseProjectionKey,
   projectionKey,
 } from "./store-key.js";
-import { fieldSpans } from "./wire-fields.js";
 
 /** A key and its value as the backing store holds them. */
 export interface RawEntry {

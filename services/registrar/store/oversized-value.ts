@@ -8,9 +8,9 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { ServiceConfigProjectionSchema } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { fieldSpans } from "../../common/wire-fields.js";
 import type { StoredProjection } from "./config-store.js";
 import type { ProjectionKeyParts } from "./store-key.js";
-import { fieldSpans } from "./wire-fields.js";
 
 /** The longest `version` read off an oversized value; a longer one is read as empty. */
 const MAX_PEEKED_VERSION = 64;

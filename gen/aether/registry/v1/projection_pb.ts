@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aether/registry/v1/projection.proto.
  */
 export const file_aether_registry_v1_projection: GenFile = /*@__PURE__*/
-  fileDesc("CiNhZXRoZXIvcmVnaXN0cnkvdjEvcHJvamVjdGlvbi5wcm90bxISYWV0aGVyLnJlZ2lzdHJ5LnYxIn4KF1NlcnZpY2VDb25maWdQcm9qZWN0aW9uEg8KB3NlcnZpY2UYASABKAkSFgoOb3JpZ2luX2NsdXN0ZXIYAiABKAkSDwoHdmVyc2lvbhgDIAEoCRIpCgZyb3V0ZXMYBCADKAsyGS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGUiqgIKBVJvdXRlEisKBGtpbmQYASABKA4yHS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVLaW5kEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEjEKDWNyZWF0aW9uX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKBHJvbGUYBSABKA4yHS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVSb2xlEjIKC3BhcmVudF9yZWZzGAYgAygLMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhcmVudFJlZhIRCglob3N0bmFtZXMYByADKAkSLAoFcnVsZXMYCCADKAsyHS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVSdWxlIkAKCVBhcmVudFJlZhIPCgdzZXJ2aWNlGAEgASgJEgwKBHBvcnQYAiABKA0SFAoMc2VjdGlvbl9uYW1lGAMgASgJIooCCglSb3V0ZVJ1bGUSDAoEbmFtZRgBIAEoCRIvCgdtYXRjaGVzGAIgAygLMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlTWF0Y2gSKwoHZmlsdGVycxgDIAMoCzIaLmFldGhlci5yZWdpc3RyeS52MS5GaWx0ZXISLQoIYmFja2VuZHMYBCADKAsyGy5hZXRoZXIucmVnaXN0cnkudjEuQmFja2VuZBIzCgh0aW1lb3V0cxgFIAEoCzIhLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZVRpbWVvdXRzEi0KBXJldHJ5GAYgASgLMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUmV0cnki8AEKClJvdXRlTWF0Y2gSKwoEcGF0aBgBIAEoCzIdLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTWF0Y2gSMAoHaGVhZGVycxgCIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNYXRjaBI5CgxxdWVyeV9wYXJhbXMYAyADKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuUXVlcnlQYXJhbU1hdGNoEg4KBm1ldGhvZBgEIAEoCRI4CgtncnBjX21ldGhvZBgFIAEoCzIjLmFldGhlci5yZWdpc3RyeS52MS5HcnBjTWV0aG9kTWF0Y2giSwoJUGF0aE1hdGNoEi8KBHR5cGUYASABKA4yIS5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1hdGNoVHlwZRINCgV2YWx1ZRgCIAEoCSJdCgtIZWFkZXJNYXRjaBIxCgR0eXBlGAEgASgOMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlN0cmluZ01hdGNoVHlwZRIMCgRuYW1lGAIgASgJEg0KBXZhbHVlGAMgASgJImEKD1F1ZXJ5UGFyYW1NYXRjaBIxCgR0eXBlGAEgASgOMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlN0cmluZ01hdGNoVHlwZRIMCgRuYW1lGAIgASgJEg0KBXZhbHVlGAMgASgJImUKD0dycGNNZXRob2RNYXRjaBIxCgR0eXBlGAEgASgOMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlN0cmluZ01hdGNoVHlwZRIPCgdzZXJ2aWNlGAIgASgJEg4KBm1ldGhvZBgDIAEoCSK7AwoGRmlsdGVyEkUKF3JlcXVlc3RfaGVhZGVyX21vZGlmaWVyGAEgASgLMiIuYWV0aGVyLnJlZ2lzdHJ5LnYxLkhlYWRlck1vZGlmaWVySAASRgoYcmVzcG9uc2VfaGVhZGVyX21vZGlmaWVyGAIgASgLMiIuYWV0aGVyLnJlZ2lzdHJ5LnYxLkhlYWRlck1vZGlmaWVySAASPwoQcmVxdWVzdF9yZWRpcmVjdBgDIAEoCzIjLmFldGhlci5yZWdpc3RyeS52MS5SZXF1ZXN0UmVkaXJlY3RIABI1Cgt1cmxfcmV3cml0ZRgEIAEoCzIeLmFldGhlci5yZWdpc3RyeS52MS5VcmxSZXdyaXRlSAASOwoOcmVxdWVzdF9taXJyb3IYBSABKAsyIS5hZXRoZXIucmVnaXN0cnkudjEuUmVxdWVzdE1pcnJvckgAEjkKDWV4dGVuc2lvbl9yZWYYBiABKAsyIC5hZXRoZXIucmVnaXN0cnkudjEuRXh0ZW5zaW9uUmVmSAASKAoEY29ycxgHIAEoCzIYLmFldGhlci5yZWdpc3RyeS52MS5Db3JzSABCCAoGZmlsdGVyIioKC0hlYWRlclZhbHVlEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkifAoOSGVhZGVyTW9kaWZpZXISLAoDc2V0GAEgAygLMh8uYWV0aGVyLnJlZ2lzdHJ5LnYxLkhlYWRlclZhbHVlEiwKA2FkZBgCIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJWYWx1ZRIOCgZyZW1vdmUYAyADKAkiUQoMUGF0aE1vZGlmaWVyEjIKBHR5cGUYASABKA4yJC5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1vZGlmaWVyVHlwZRINCgV2YWx1ZRgCIAEoCSK2AQoPUmVxdWVzdFJlZGlyZWN0EhMKBnNjaGVtZRgBIAEoCUgAiAEBEhUKCGhvc3RuYW1lGAIgASgJSAGIAQESLgoEcGF0aBgDIAEoCzIgLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTW9kaWZpZXISEQoEcG9ydBgEIAEoDUgCiAEBEhMKC3N0YXR1c19jb2RlGAUgASgNQgkKB19zY2hlbWVCCwoJX2hvc3RuYW1lQgcKBV9wb3J0ImAKClVybFJld3JpdGUSFQoIaG9zdG5hbWUYASABKAlIAIgBARIuCgRwYXRoGAIgASgLMiAuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNb2RpZmllckILCglfaG9zdG5hbWUibQoNUmVxdWVzdE1pcnJvchIsCgdiYWNrZW5kGAEgASgLMhsuYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmQSLgoIZnJhY3Rpb24YAiABKAsyHC5hZXRoZXIucmVnaXN0cnkudjEuRnJhY3Rpb24iMgoIRnJhY3Rpb24SEQoJbnVtZXJhdG9yGAEgASgNEhMKC2Rlbm9taW5hdG9yGAIgASgNIjkKDEV4dGVuc2lvblJlZhINCgVncm91cBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkilwEKBENvcnMSFQoNYWxsb3dfb3JpZ2lucxgBIAMoCRIZChFhbGxvd19jcmVkZW50aWFscxgCIAEoCBIVCg1hbGxvd19tZXRob2RzGAMgAygJEhUKDWFsbG93X2hlYWRlcnMYBCADKAkSFgoOZXhwb3NlX2hlYWRlcnMYBSADKAkSFwoPbWF4X2FnZV9zZWNvbmRzGAYgASgNInsKB0JhY2tlbmQSDwoHc2VydmljZRgBIAEoCRIMCgRwb3J0GAIgASgNEg4KBndlaWdodBgDIAEoDRIrCgdmaWx0ZXJzGAQgAygLMhouYWV0aGVyLnJlZ2lzdHJ5LnYxLkZpbHRlchIUCgxhcHBfcHJvdG9jb2wYBSABKAkibwoNUm91dGVUaW1lb3V0cxIqCgdyZXF1ZXN0GAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD2JhY2tlbmRfcmVxdWVzdBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJrCgpSb3V0ZVJldHJ5Eg0KBWNvZGVzGAEgAygNEhUKCGF0dGVtcHRzGAIgASgNSACIAQESKgoHYmFja29mZhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkILCglfYXR0ZW1wdHMqUQoJUm91dGVLaW5kEhoKFlJPVVRFX0tJTkRfVU5TUEVDSUZJRUQQABITCg9ST1VURV9LSU5EX0hUVFAQARITCg9ST1VURV9LSU5EX0dSUEMQAipZCglSb3V0ZVJvbGUSGgoWUk9VVEVfUk9MRV9VTlNQRUNJRklFRBAAEhcKE1JPVVRFX1JPTEVfUFJPRFVDRVIQARIXChNST1VURV9ST0xFX0NPTlNVTUVSEAIqlAEKDVBhdGhNYXRjaFR5cGUSHwobUEFUSF9NQVRDSF9UWVBFX1VOU1BFQ0lGSUVEEAASGQoVUEFUSF9NQVRDSF9UWVBFX0VYQUNUEAESHwobUEFUSF9NQVRDSF9UWVBFX1BBVEhfUFJFRklYEAISJgoiUEFUSF9NQVRDSF9UWVBFX1JFR1VMQVJfRVhQUkVTU0lPThADKnsKD1N0cmluZ01hdGNoVHlwZRIhCh1TVFJJTkdfTUFUQ0hfVFlQRV9VTlNQRUNJRklFRBAAEhsKF1NUUklOR19NQVRDSF9UWVBFX0VYQUNUEAESKAokU1RSSU5HX01BVENIX1RZUEVfUkVHVUxBUl9FWFBSRVNTSU9OEAIqjQEKEFBhdGhNb2RpZmllclR5cGUSIgoeUEFUSF9NT0RJRklFUl9UWVBFX1VOU1BFQ0lGSUVEEAASKAokUEFUSF9NT0RJRklFUl9UWVBFX1JFUExBQ0VfRlVMTF9QQVRIEAESKwonUEFUSF9NT0RJRklFUl9UWVBFX1JFUExBQ0VfUFJFRklYX01BVENIEAJiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiNhZXRoZXIvcmVnaXN0cnkvdjEvcHJvamVjdGlvbi5wcm90bxISYWV0aGVyLnJlZ2lzdHJ5LnYxIroBChdTZXJ2aWNlQ29uZmlnUHJvamVjdGlvbhIPCgdzZXJ2aWNlGAEgASgJEhYKDm9yaWdpbl9jbHVzdGVyGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSKQoGcm91dGVzGAQgAygLMhkuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlEjoKCXNpZ25hdHVyZRgPIAEoCzInLmFldGhlci5yZWdpc3RyeS52MS5Qcm9qZWN0aW9uU2lnbmF0dXJlInMKE1Byb2plY3Rpb25TaWduYXR1cmUSDgoGa2V5X2lkGAEgASgJEjkKCWFsZ29yaXRobRgCIAEoDjImLmFldGhlci5yZWdpc3RyeS52MS5TaWduYXR1cmVBbGdvcml0aG0SEQoJc2lnbmF0dXJlGAMgASgMIqoCCgVSb3V0ZRIrCgRraW5kGAEgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlS2luZBIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCRIxCg1jcmVhdGlvbl90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgRyb2xlGAUgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUm9sZRIyCgtwYXJlbnRfcmVmcxgGIAMoCzIdLmFldGhlci5yZWdpc3RyeS52MS5QYXJlbnRSZWYSEQoJaG9zdG5hbWVzGAcgAygJEiwKBXJ1bGVzGAggAygLMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUnVsZSJACglQYXJlbnRSZWYSDwoHc2VydmljZRgBIAEoCRIMCgRwb3J0GAIgASgNEhQKDHNlY3Rpb25fbmFtZRgDIAEoCSKKAgoJUm91dGVSdWxlEgwKBG5hbWUYASABKAkSLwoHbWF0Y2hlcxgCIAMoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZU1hdGNoEisKB2ZpbHRlcnMYAyADKAsyGi5hZXRoZXIucmVnaXN0cnkudjEuRmlsdGVyEi0KCGJhY2tlbmRzGAQgAygLMhsuYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmQSMwoIdGltZW91dHMYBSABKAsyIS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVUaW1lb3V0cxItCgVyZXRyeRgGIAEoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZVJldHJ5IvABCgpSb3V0ZU1hdGNoEisKBHBhdGgYASABKAsyHS5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1hdGNoEjAKB2hlYWRlcnMYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyTWF0Y2gSOQoMcXVlcnlfcGFyYW1zGAMgAygLMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlF1ZXJ5UGFyYW1NYXRjaBIOCgZtZXRob2QYBCABKAkSOAoLZ3JwY19tZXRob2QYBSABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuR3JwY01ldGhvZE1hdGNoIksKCVBhdGhNYXRjaBIvCgR0eXBlGAEgASgOMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNYXRjaFR5cGUSDQoFdmFsdWUYAiABKAkiXQoLSGVhZGVyTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJhCg9RdWVyeVBhcmFtTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJlCg9HcnBjTWV0aG9kTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDwoHc2VydmljZRgCIAEoCRIOCgZtZXRob2QYAyABKAkiuwMKBkZpbHRlchJFChdyZXF1ZXN0X2hlYWRlcl9tb2RpZmllchgBIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEkYKGHJlc3BvbnNlX2hlYWRlcl9tb2RpZmllchgCIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEj8KEHJlcXVlc3RfcmVkaXJlY3QYAyABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuUmVxdWVzdFJlZGlyZWN0SAASNQoLdXJsX3Jld3JpdGUYBCABKAsyHi5hZXRoZXIucmVnaXN0cnkudjEuVXJsUmV3cml0ZUgAEjsKDnJlcXVlc3RfbWlycm9yGAUgASgLMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJlcXVlc3RNaXJyb3JIABI5Cg1leHRlbnNpb25fcmVmGAYgASgLMiAuYWV0aGVyLnJlZ2lzdHJ5LnYxLkV4dGVuc2lvblJlZkgAEigKBGNvcnMYByABKAsyGC5hZXRoZXIucmVnaXN0cnkudjEuQ29yc0gAQggKBmZpbHRlciIqCgtIZWFkZXJWYWx1ZRIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgJInwKDkhlYWRlck1vZGlmaWVyEiwKA3NldBgBIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJWYWx1ZRIsCgNhZGQYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyVmFsdWUSDgoGcmVtb3ZlGAMgAygJIlEKDFBhdGhNb2RpZmllchIyCgR0eXBlGAEgASgOMiQuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNb2RpZmllclR5cGUSDQoFdmFsdWUYAiABKAkitgEKD1JlcXVlc3RSZWRpcmVjdBITCgZzY2hlbWUYASABKAlIAIgBARIVCghob3N0bmFtZRgCIAEoCUgBiAEBEi4KBHBhdGgYAyABKAsyIC5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1vZGlmaWVyEhEKBHBvcnQYBCABKA1IAogBARITCgtzdGF0dXNfY29kZRgFIAEoDUIJCgdfc2NoZW1lQgsKCV9ob3N0bmFtZUIHCgVfcG9ydCJgCgpVcmxSZXdyaXRlEhUKCGhvc3RuYW1lGAEgASgJSACIAQESLgoEcGF0aBgCIAEoCzIgLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTW9kaWZpZXJCCwoJX2hvc3RuYW1lIm0KDVJlcXVlc3RNaXJyb3ISLAoHYmFja2VuZBgBIAEoCzIbLmFldGhlci5yZWdpc3RyeS52MS5CYWNrZW5kEi4KCGZyYWN0aW9uGAIgASgLMhwuYWV0aGVyLnJlZ2lzdHJ5LnYxLkZyYWN0aW9uIjIKCEZyYWN0aW9uEhEKCW51bWVyYXRvchgBIAEoDRITCgtkZW5vbWluYXRvchgCIAEoDSI5CgxFeHRlbnNpb25SZWYSDQoFZ3JvdXAYASABKAkSDAoEa2luZBgCIAEoCRIMCgRuYW1lGAMgASgJIpcBCgRDb3JzEhUKDWFsbG93X29yaWdpbnMYASADKAkSGQoRYWxsb3dfY3JlZGVudGlhbHMYAiABKAgSFQoNYWxsb3dfbWV0aG9kcxgDIAMoCRIVCg1hbGxvd19oZWFkZXJzGAQgAygJEhYKDmV4cG9zZV9oZWFkZXJzGAUgAygJEhcKD21heF9hZ2Vfc2Vjb25kcxgGIAEoDSJ7CgdCYWNrZW5kEg8KB3NlcnZpY2UYASABKAkSDAoEcG9ydBgCIAEoDRIOCgZ3ZWlnaHQYAyABKA0SKwoHZmlsdGVycxgEIAMoCzIaLmFldGhlci5yZWdpc3RyeS52MS5GaWx0ZXISFAoMYXBwX3Byb3RvY29sGAUgASgJIm8KDVJvdXRlVGltZW91dHMSKgoHcmVxdWVzdBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIyCg9iYWNrZW5kX3JlcXVlc3QYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iawoKUm91dGVSZXRyeRINCgVjb2RlcxgBIAMoDRIVCghhdHRlbXB0cxgCIAEoDUgAiAEBEioKB2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CCwoJX2F0dGVtcHRzKoUBChJTaWduYXR1cmVBbGdvcml0aG0SIwofU0lHTkFUVVJFX0FMR09SSVRITV9VTlNQRUNJRklFRBAAEh8KG1NJR05BVFVSRV9BTEdPUklUSE1fRUQyNTUxORABEikKJVNJR05BVFVSRV9BTEdPUklUSE1fRUNEU0FfUDI1Nl9TSEEyNTYQAipRCglSb3V0ZUtpbmQSGgoWUk9VVEVfS0lORF9VTlNQRUNJRklFRBAAEhMKD1JPVVRFX0tJTkRfSFRUUBABEhMKD1JPVVRFX0tJTkRfR1JQQxACKlkKCVJvdXRlUm9sZRIaChZST1VURV9ST0xFX1VOU1BFQ0lGSUVEEAASFwoTUk9VVEVfUk9MRV9QUk9EVUNFUhABEhcKE1JPVVRFX1JPTEVfQ09OU1VNRVIQAiqUAQoNUGF0aE1hdGNoVHlwZRIfChtQQVRIX01BVENIX1RZUEVfVU5TUEVDSUZJRUQQABIZChVQQVRIX01BVENIX1RZUEVfRVhBQ1QQARIfChtQQVRIX01BVENIX1RZUEVfUEFUSF9QUkVGSVgQAhImCiJQQVRIX01BVENIX1RZUEVfUkVHVUxBUl9FWFBSRVNTSU9OEAMqewoPU3RyaW5nTWF0Y2hUeXBlEiEKHVNUUklOR19NQVRDSF9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXU1RSSU5HX01BVENIX1RZUEVfRVhBQ1QQARIoCiRTVFJJTkdfTUFUQ0hfVFlQRV9SRUdVTEFSX0VYUFJFU1NJT04QAiqNAQoQUGF0aE1vZGlmaWVyVHlwZRIiCh5QQVRIX01PRElGSUVSX1RZUEVfVU5TUEVDSUZJRUQQABIoCiRQQVRIX01PRElGSUVSX1RZUEVfUkVQTEFDRV9GVUxMX1BBVEgQARIrCidQQVRIX01PRElGSUVSX1RZUEVfUkVQTEFDRV9QUkVGSVhfTUFUQ0gQAmIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * ServiceConfigProjection is the reconciled routing config of one exported
@@ -58,6 +58,18 @@ export type ServiceConfigProjection = Message<"aether.registry.v1.ServiceConfigP
    * @generated from field: repeated aether.registry.v1.Route routes = 4;
    */
   routes: Route[];
+
+  /**
+   * The origin's signature over this projection, when its exporter signs
+   * (registrar `--signing-key-file`); unset when it does not. It covers the
+   * origin cluster and every other field of the projection, exactly as stored:
+   * see ProjectionSignature for the signed bytes. Importers with the origin's
+   * public keys verify it; with `--require-signatures` they refuse a projection
+   * without a valid one and keep the last good projection they had.
+   *
+   * @generated from field: aether.registry.v1.ProjectionSignature signature = 15;
+   */
+  signature?: ProjectionSignature | undefined;
 };
 
 /**
@@ -66,6 +78,57 @@ export type ServiceConfigProjection = Message<"aether.registry.v1.ServiceConfigP
  */
 export const ServiceConfigProjectionSchema: GenMessage<ServiceConfigProjection> = /*@__PURE__*/
   messageDesc(file_aether_registry_v1_projection, 0);
+
+/**
+ * ProjectionSignature is an origin's signature over one stored projection.
+ *
+ * The signed bytes are, in this order: the ASCII string
+ * `aether.registry.v1.ServiceConfigProjection`, one zero byte, the origin
+ * cluster's name (UTF-8, taken from the store key path, never from the value),
+ * one zero byte, then the projection's protobuf binary encoding as stored, with
+ * every top-level record of field 2 (`origin_cluster`) and of field 15
+ * (`signature`) removed and every other record kept byte for byte, in its order.
+ * A verifier that holds the encoded projection removes those records without
+ * decoding anything else (a value with more than one `signature` record is
+ * invalid). Writers encode fields in field-number order with nothing unknown,
+ * so a verifier that only has the decoded message can rebuild the same bytes by
+ * re-encoding it with `origin_cluster` empty and `signature` unset (unknown
+ * fields, from a newer writer, are kept at the end of their message).
+ *
+ * @generated from message aether.registry.v1.ProjectionSignature
+ */
+export type ProjectionSignature = Message<"aether.registry.v1.ProjectionSignature"> & {
+  /**
+   * The signing key's id: the first 16 hex digits (lower case) of the SHA-256
+   * of the public key's DER-encoded SubjectPublicKeyInfo. Importers find the
+   * key among the origin's public keys by this id.
+   *
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * The signature algorithm.
+   *
+   * @generated from field: aether.registry.v1.SignatureAlgorithm algorithm = 2;
+   */
+  algorithm: SignatureAlgorithm;
+
+  /**
+   * The signature over the signed bytes: 64 bytes for Ed25519 (RFC 8032); for
+   * ECDSA P-256 with SHA-256, the IEEE P1363 form (r then s, 32 bytes each).
+   *
+   * @generated from field: bytes signature = 3;
+   */
+  signature: Uint8Array;
+};
+
+/**
+ * Describes the message aether.registry.v1.ProjectionSignature.
+ * Use `create(ProjectionSignatureSchema)` to create a new message.
+ */
+export const ProjectionSignatureSchema: GenMessage<ProjectionSignature> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 1);
 
 /**
  * Route is one HTTPRoute or GRPCRoute attached to the service.
@@ -137,7 +200,7 @@ export type Route = Message<"aether.registry.v1.Route"> & {
  * Use `create(RouteSchema)` to create a new message.
  */
 export const RouteSchema: GenMessage<Route> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 1);
+  messageDesc(file_aether_registry_v1_projection, 2);
 
 /**
  * ParentRef is the attachment of a route to a Service (GAMMA): which service and
@@ -173,7 +236,7 @@ export type ParentRef = Message<"aether.registry.v1.ParentRef"> & {
  * Use `create(ParentRefSchema)` to create a new message.
  */
 export const ParentRefSchema: GenMessage<ParentRef> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 2);
+  messageDesc(file_aether_registry_v1_projection, 3);
 
 /**
  * RouteRule is one rule of a route: if any match matches, the filters run and the
@@ -236,7 +299,7 @@ export type RouteRule = Message<"aether.registry.v1.RouteRule"> & {
  * Use `create(RouteRuleSchema)` to create a new message.
  */
 export const RouteRuleSchema: GenMessage<RouteRule> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 3);
+  messageDesc(file_aether_registry_v1_projection, 4);
 
 /**
  * RouteMatch is one match of a rule: every condition it sets must hold.
@@ -285,7 +348,7 @@ export type RouteMatch = Message<"aether.registry.v1.RouteMatch"> & {
  * Use `create(RouteMatchSchema)` to create a new message.
  */
 export const RouteMatchSchema: GenMessage<RouteMatch> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 4);
+  messageDesc(file_aether_registry_v1_projection, 5);
 
 /**
  * PathMatch is a condition on the request path (without the query string).
@@ -313,7 +376,7 @@ export type PathMatch = Message<"aether.registry.v1.PathMatch"> & {
  * Use `create(PathMatchSchema)` to create a new message.
  */
 export const PathMatchSchema: GenMessage<PathMatch> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 5);
+  messageDesc(file_aether_registry_v1_projection, 6);
 
 /**
  * HeaderMatch is a condition on a request header (or gRPC metadata entry).
@@ -348,7 +411,7 @@ export type HeaderMatch = Message<"aether.registry.v1.HeaderMatch"> & {
  * Use `create(HeaderMatchSchema)` to create a new message.
  */
 export const HeaderMatchSchema: GenMessage<HeaderMatch> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 6);
+  messageDesc(file_aether_registry_v1_projection, 7);
 
 /**
  * QueryParamMatch is a condition on a query parameter (names are case-sensitive).
@@ -383,7 +446,7 @@ export type QueryParamMatch = Message<"aether.registry.v1.QueryParamMatch"> & {
  * Use `create(QueryParamMatchSchema)` to create a new message.
  */
 export const QueryParamMatchSchema: GenMessage<QueryParamMatch> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 7);
+  messageDesc(file_aether_registry_v1_projection, 8);
 
 /**
  * GrpcMethodMatch is a condition on the called gRPC service and method.
@@ -418,7 +481,7 @@ export type GrpcMethodMatch = Message<"aether.registry.v1.GrpcMethodMatch"> & {
  * Use `create(GrpcMethodMatchSchema)` to create a new message.
  */
 export const GrpcMethodMatchSchema: GenMessage<GrpcMethodMatch> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 8);
+  messageDesc(file_aether_registry_v1_projection, 9);
 
 /**
  * Filter is one request or response processing step. Exactly one field is set.
@@ -495,7 +558,7 @@ export type Filter = Message<"aether.registry.v1.Filter"> & {
  * Use `create(FilterSchema)` to create a new message.
  */
 export const FilterSchema: GenMessage<Filter> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 9);
+  messageDesc(file_aether_registry_v1_projection, 10);
 
 /**
  * HeaderValue is one header name with one value.
@@ -523,7 +586,7 @@ export type HeaderValue = Message<"aether.registry.v1.HeaderValue"> & {
  * Use `create(HeaderValueSchema)` to create a new message.
  */
 export const HeaderValueSchema: GenMessage<HeaderValue> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 10);
+  messageDesc(file_aether_registry_v1_projection, 11);
 
 /**
  * HeaderModifier sets, adds and removes headers, in that order of precedence.
@@ -558,7 +621,7 @@ export type HeaderModifier = Message<"aether.registry.v1.HeaderModifier"> & {
  * Use `create(HeaderModifierSchema)` to create a new message.
  */
 export const HeaderModifierSchema: GenMessage<HeaderModifier> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 11);
+  messageDesc(file_aether_registry_v1_projection, 12);
 
 /**
  * PathModifier changes the request path.
@@ -586,7 +649,7 @@ export type PathModifier = Message<"aether.registry.v1.PathModifier"> & {
  * Use `create(PathModifierSchema)` to create a new message.
  */
 export const PathModifierSchema: GenMessage<PathModifier> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 12);
+  messageDesc(file_aether_registry_v1_projection, 13);
 
 /**
  * RequestRedirect answers the request with a redirect. Unset fields keep the
@@ -636,7 +699,7 @@ export type RequestRedirect = Message<"aether.registry.v1.RequestRedirect"> & {
  * Use `create(RequestRedirectSchema)` to create a new message.
  */
 export const RequestRedirectSchema: GenMessage<RequestRedirect> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 13);
+  messageDesc(file_aether_registry_v1_projection, 14);
 
 /**
  * UrlRewrite changes the request before forwarding it.
@@ -664,7 +727,7 @@ export type UrlRewrite = Message<"aether.registry.v1.UrlRewrite"> & {
  * Use `create(UrlRewriteSchema)` to create a new message.
  */
 export const UrlRewriteSchema: GenMessage<UrlRewrite> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 14);
+  messageDesc(file_aether_registry_v1_projection, 15);
 
 /**
  * RequestMirror copies requests to another backend.
@@ -692,7 +755,7 @@ export type RequestMirror = Message<"aether.registry.v1.RequestMirror"> & {
  * Use `create(RequestMirrorSchema)` to create a new message.
  */
 export const RequestMirrorSchema: GenMessage<RequestMirror> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 15);
+  messageDesc(file_aether_registry_v1_projection, 16);
 
 /**
  * Fraction is numerator/denominator, with 0 <= numerator <= denominator.
@@ -720,7 +783,7 @@ export type Fraction = Message<"aether.registry.v1.Fraction"> & {
  * Use `create(FractionSchema)` to create a new message.
  */
 export const FractionSchema: GenMessage<Fraction> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 16);
+  messageDesc(file_aether_registry_v1_projection, 17);
 
 /**
  * ExtensionRef names an implementation-specific filter object.
@@ -755,7 +818,7 @@ export type ExtensionRef = Message<"aether.registry.v1.ExtensionRef"> & {
  * Use `create(ExtensionRefSchema)` to create a new message.
  */
 export const ExtensionRefSchema: GenMessage<ExtensionRef> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 17);
+  messageDesc(file_aether_registry_v1_projection, 18);
 
 /**
  * Cors is the CORS policy a rule applies to cross-origin requests.
@@ -811,7 +874,7 @@ export type Cors = Message<"aether.registry.v1.Cors"> & {
  * Use `create(CorsSchema)` to create a new message.
  */
 export const CorsSchema: GenMessage<Cors> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 18);
+  messageDesc(file_aether_registry_v1_projection, 19);
 
 /**
  * Backend is one weighted destination of a rule.
@@ -866,7 +929,7 @@ export type Backend = Message<"aether.registry.v1.Backend"> & {
  * Use `create(BackendSchema)` to create a new message.
  */
 export const BackendSchema: GenMessage<Backend> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 19);
+  messageDesc(file_aether_registry_v1_projection, 20);
 
 /**
  * RouteTimeouts bounds how long a request may take.
@@ -894,7 +957,7 @@ export type RouteTimeouts = Message<"aether.registry.v1.RouteTimeouts"> & {
  * Use `create(RouteTimeoutsSchema)` to create a new message.
  */
 export const RouteTimeoutsSchema: GenMessage<RouteTimeouts> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 20);
+  messageDesc(file_aether_registry_v1_projection, 21);
 
 /**
  * RouteRetry is a rule's retry policy (Gateway API GEP-1731). It is set even
@@ -937,7 +1000,41 @@ export type RouteRetry = Message<"aether.registry.v1.RouteRetry"> & {
  * Use `create(RouteRetrySchema)` to create a new message.
  */
 export const RouteRetrySchema: GenMessage<RouteRetry> = /*@__PURE__*/
-  messageDesc(file_aether_registry_v1_projection, 21);
+  messageDesc(file_aether_registry_v1_projection, 22);
+
+/**
+ * SignatureAlgorithm names the algorithm of a ProjectionSignature.
+ *
+ * @generated from enum aether.registry.v1.SignatureAlgorithm
+ */
+export enum SignatureAlgorithm {
+  /**
+   * Not set; importers treat the signature as invalid.
+   *
+   * @generated from enum value: SIGNATURE_ALGORITHM_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Ed25519 (RFC 8032, pure: the signed bytes are not hashed first).
+   *
+   * @generated from enum value: SIGNATURE_ALGORITHM_ED25519 = 1;
+   */
+  ED25519 = 1,
+
+  /**
+   * ECDSA over P-256 with SHA-256 of the signed bytes.
+   *
+   * @generated from enum value: SIGNATURE_ALGORITHM_ECDSA_P256_SHA256 = 2;
+   */
+  ECDSA_P256_SHA256 = 2,
+}
+
+/**
+ * Describes the enum aether.registry.v1.SignatureAlgorithm.
+ */
+export const SignatureAlgorithmSchema: GenEnum<SignatureAlgorithm> = /*@__PURE__*/
+  enumDesc(file_aether_registry_v1_projection, 0);
 
 /**
  * RouteKind says which Gateway API route type a route was projected from.
@@ -971,7 +1068,7 @@ export enum RouteKind {
  * Describes the enum aether.registry.v1.RouteKind.
  */
 export const RouteKindSchema: GenEnum<RouteKind> = /*@__PURE__*/
-  enumDesc(file_aether_registry_v1_projection, 0);
+  enumDesc(file_aether_registry_v1_projection, 1);
 
 /**
  * RouteRole says which callers a mesh (GAMMA) route applies to.
@@ -1006,7 +1103,7 @@ export enum RouteRole {
  * Describes the enum aether.registry.v1.RouteRole.
  */
 export const RouteRoleSchema: GenEnum<RouteRole> = /*@__PURE__*/
-  enumDesc(file_aether_registry_v1_projection, 1);
+  enumDesc(file_aether_registry_v1_projection, 2);
 
 /**
  * PathMatchType is how a path condition compares.
@@ -1047,7 +1144,7 @@ export enum PathMatchType {
  * Describes the enum aether.registry.v1.PathMatchType.
  */
 export const PathMatchTypeSchema: GenEnum<PathMatchType> = /*@__PURE__*/
-  enumDesc(file_aether_registry_v1_projection, 2);
+  enumDesc(file_aether_registry_v1_projection, 3);
 
 /**
  * StringMatchType is how a header, query parameter or gRPC method condition
@@ -1082,7 +1179,7 @@ export enum StringMatchType {
  * Describes the enum aether.registry.v1.StringMatchType.
  */
 export const StringMatchTypeSchema: GenEnum<StringMatchType> = /*@__PURE__*/
-  enumDesc(file_aether_registry_v1_projection, 3);
+  enumDesc(file_aether_registry_v1_projection, 4);
 
 /**
  * PathModifierType is how a redirect or rewrite changes the path.
@@ -1116,5 +1213,5 @@ export enum PathModifierType {
  * Describes the enum aether.registry.v1.PathModifierType.
  */
 export const PathModifierTypeSchema: GenEnum<PathModifierType> = /*@__PURE__*/
-  enumDesc(file_aether_registry_v1_projection, 4);
+  enumDesc(file_aether_registry_v1_projection, 5);
 
