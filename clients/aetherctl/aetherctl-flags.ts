@@ -17,6 +17,7 @@ import {
 } from "../../services/process/client-tls-flags.js";
 import { UsageError } from "../../services/process/usage-error.js";
 import { buildExplainTarget, type ExplainTarget } from "./explain-request.js";
+import { type OriginKeysSource, originKeysSource } from "./origin-keys-file.js";
 import { parseRandomFlags, type RandomSource } from "./random-source.js";
 import { CLIENT_TLS_ENV_USAGE, withClientTlsEnv } from "./tls-env.js";
 
@@ -48,6 +49,8 @@ export interface ListCommand {
   readonly origin: string | undefined;
   /** List every origin's projections (the ALL_ORIGINS view) instead of the effective one. */
   readonly allOrigins: boolean;
+  /** The public keys to verify signatures with (`--origin-keys`); undefined: not checked. */
+  readonly originKeys: OriginKeysSource | undefined;
 }
 
 /** `aetherctl get`. */
@@ -58,6 +61,8 @@ export interface GetCommand {
   readonly service: string;
   /** Show this origin's projection instead of the effective winner. */
   readonly origin: string | undefined;
+  /** The public keys to verify its signature with (`--origin-keys`); undefined: not checked. */
+  readonly originKeys: OriginKeysSource | undefined;
 }
 
 /** `aetherctl watch`. */
@@ -135,7 +140,7 @@ Inspects a registrar's routing-config channel through its ConfigService.
 
 Commands:
   list [--origin NAME | --all-origins] [NS/SVC…]   list projections (default: the effective view)
-  get NS/SVC [--origin NAME]                       show one projection as a tree
+  get NS/SVC [--origin NAME] [--origin-keys PATH]  show one projection as a tree, with its signer
   watch [NS/SVC…] [--all-origins] [--resume REV]   stream changes until Ctrl-C
   explain --from-namespace NS METHOD URL [-H 'k: v']… [--agent URL]
                                                    decide a request with the shared evaluator
@@ -152,32 +157,46 @@ Run 'aetherctl COMMAND --help' for a command's flags.
 
 /** Each command's `--help` text. */
 export const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
-  list: `Usage: aetherctl list [--origin NAME | --all-origins] [NS/SVC…]
+  list: `Usage: aetherctl list [--origin NAME | --all-origins] [--origin-keys PATH] [NS/SVC…]
 
 Lists projections, every page of them. By default the EFFECTIVE view: the
 trusted origins only, one winner per service (ListAllConfig). --origin lists
 what one origin exports (ListConfig); --all-origins lists every stored
 projection of every origin, trusted or not (the ALL_ORIGINS view).
 
-Columns: SERVICE ORIGIN VERSION ROUTES RULES AGE (AGE is now minus the
-version, which is the export time). -o json prints
+Columns: SERVICE ORIGIN VERSION ROUTES RULES AGE SIGNED (AGE is now minus
+the version, which is the export time; SIGNED is the signing key's id, or -
+when unsigned, followed by "(bad signature)" or "(unknown key)" when it
+fails to verify with --origin-keys). -o json prints
 {"projections": [...], "revision": "N"} in proto JSON.
 
 Flags:
-  --origin NAME    one origin's projections
-  --all-origins    every origin's projections
+  --origin NAME       one origin's projections
+  --all-origins       every origin's projections
+  --origin-keys PATH  verify signatures with the origins' public keys in PATH (YAML
+                      or JSON, origins: {NAME: [PEM SPKI, …]}; default
+                      $AETHER_ORIGIN_KEYS; without either, signatures are not checked)
 
 ${GLOBAL_FLAGS}
 `,
-  get: `Usage: aetherctl get NS/SVC [--origin NAME]
+  get: `Usage: aetherctl get NS/SVC [--origin NAME] [--origin-keys PATH]
 
 Shows one service's projection as a tree of routes, rules, matches, filters,
 backends, timeouts and retry policies: by default the effective winner (the
-one this registrar's import policy picks), or --origin's. -o json prints the
-projection in proto JSON. A service without a projection exits 1 (not_found).
+one this registrar's import policy picks), or --origin's. The signed: line
+names the key that signed it (its id and algorithm) and whether the signature
+verified, checked here with --origin-keys: verified, bad signature, unknown key
+(not among the origin's keys in the file), unsigned, or not checked (no
+--origin-keys). -o json prints the projection in proto JSON with one more
+field, "signatureCheck": {"keyId", "algorithm", "state"} (state: verified,
+bad_signature, unknown_key, unsigned or not_checked). A service without a
+projection exits 1 (not_found).
 
 Flags:
-  --origin NAME    that origin's projection instead of the effective one
+  --origin NAME       that origin's projection instead of the effective one
+  --origin-keys PATH  verify its signature with the origins' public keys in PATH (YAML
+                      or JSON, origins: {NAME: [PEM SPKI, …]}; default
+                      $AETHER_ORIGIN_KEYS; without either, signatures are not checked)
 
 ${GLOBAL_FLAGS}
 `,
@@ -280,8 +299,9 @@ const COMMAND_OPTIONS = {
   list: {
     origin: { type: "string" },
     "all-origins": { type: "boolean" },
+    "origin-keys": { type: "string" },
   },
-  get: { origin: { type: "string" } },
+  get: { origin: { type: "string" }, "origin-keys": { type: "string" } },
   watch: {
     "all-origins": { type: "boolean" },
     resume: { type: "string" },
@@ -391,7 +411,9 @@ function parseCommand(
   name: CommandName,
   values: Record<string, unknown>,
   positionals: readonly string[],
+  env: NodeJS.ProcessEnv,
 ): Command {
+  const originKeys = () => originKeysSource(values["origin-keys"] as string | undefined, env);
   switch (name) {
     case "list": {
       const origin = checkOrigin(values.origin as string | undefined, name);
@@ -399,7 +421,8 @@ function parseCommand(
       if (origin !== undefined && allOrigins) {
         throw new UsageError("use either --origin or --all-origins, not both", name);
       }
-      return { name, services: checkServices(positionals, name), origin, allOrigins };
+      const services = checkServices(positionals, name);
+      return { name, services, origin, allOrigins, originKeys: originKeys() };
     }
     case "get": {
       if (positionals.length !== 1) {
@@ -409,7 +432,8 @@ function parseCommand(
         );
       }
       const [service] = checkServices(positionals, name) as [string];
-      return { name, service, origin: checkOrigin(values.origin as string | undefined, name) };
+      const origin = checkOrigin(values.origin as string | undefined, name);
+      return { name, service, origin, originKeys: originKeys() };
     }
     case "watch": {
       const resumeText = (values.resume as string | undefined) ?? "0";
@@ -495,7 +519,11 @@ export function parseAetherctlFlags(
   if (parsed.values.help === true) return { kind: "help", command: name };
   if (name === undefined) throw new UsageError("no command given");
   const global = parseGlobal(parsed.values, env);
-  return { kind: "run", global, command: parseCommand(name, parsed.values, parsed.positionals) };
+  return {
+    kind: "run",
+    global,
+    command: parseCommand(name, parsed.values, parsed.positionals, env),
+  };
 }
 
 /** The usage text of `command`, or the general one when it is undefined or not a command. */

@@ -6,6 +6,7 @@
  * globals, so tests can run it in-process; `main.ts` wires it to the process.
  */
 
+import type { SignatureCheck } from "../../services/common/signature-check.js";
 import { UsageError } from "../../services/process/usage-error.js";
 import { type ClientTlsOptions, clientTlsOptions } from "../../services/runtime/tls/client-tls.js";
 import { loadTlsMaterial } from "../../services/runtime/tls/material-read.js";
@@ -25,6 +26,7 @@ import { runStatus } from "./commands/status.js";
 import { runWatch } from "./commands/watch.js";
 import { describeCallError } from "./error-message.js";
 import { isEtcdRbacCommandLine } from "./etcd-rbac-flags.js";
+import { loadOriginKeysCheck } from "./origin-keys-file.js";
 import { createRegistrarClient } from "./registrar-client.js";
 
 /** Exit code: the command line could not be run. */
@@ -77,21 +79,30 @@ async function loadClientTls(global: GlobalOptions): Promise<ClientTlsOptions | 
   return clientTlsOptions(() => material, tls.registrarSpiffeId);
 }
 
+/** The `--origin-keys` check of `get` and `list`; rejects with a UsageError for a bad file. */
+async function loadSignatures(command: Command): Promise<SignatureCheck | undefined> {
+  if (command.name !== "get" && command.name !== "list") return undefined;
+  if (command.originKeys === undefined) return undefined;
+  return await loadOriginKeysCheck(command.originKeys, command.name);
+}
+
 /** Runs aetherctl with `argv` (without `node` and the script); resolves with the exit code. */
 export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Promise<number> {
   // etcd-rbac talks to etcd, not to a registrar: its own flags, no registrar client.
   if (isEtcdRbacCommandLine(argv, GLOBAL_VALUE_FLAGS)) return runEtcdRbac(argv, io);
   let line: ReturnType<typeof parseAetherctlFlags>;
+  let signatures: SignatureCheck | undefined;
   try {
     line = parseAetherctlFlags(argv, io.env);
+    if (line.kind === "help") {
+      io.stdout(usageOf(line.command));
+      return 0;
+    }
+    signatures = await loadSignatures(line.command);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr(`aetherctl: ${error.message}\n\n${usageOf(error.command)}`);
     return EXIT_USAGE;
-  }
-  if (line.kind === "help") {
-    io.stdout(usageOf(line.command));
-    return 0;
   }
   const signal = io.signal ?? new AbortController().signal;
   let tlsOptions: ClientTlsOptions | undefined;
@@ -109,6 +120,7 @@ export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Pr
     color: io.isTty && !io.env.NO_COLOR && io.env.TERM !== "dumb",
     now: io.now ?? Date.now,
     signal,
+    signatures,
   };
   try {
     return await dispatch(context, line.command);

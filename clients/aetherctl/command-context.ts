@@ -5,6 +5,7 @@
  * free of process globals.
  */
 import type { CallOptions } from "@connectrpc/connect";
+import type { SignatureCheck } from "../../services/common/signature-check.js";
 import type { GlobalOptions } from "./aetherctl-flags.js";
 import type { RegistrarClient } from "./registrar-client.js";
 
@@ -24,6 +25,8 @@ export interface CommandContext {
   readonly now: () => number;
   /** Aborted when the user interrupts (Ctrl-C) or the process is asked to stop. */
   readonly signal: AbortSignal;
+  /** The `--origin-keys` check `get` and `list` report signatures with; undefined: not checked. */
+  readonly signatures: SignatureCheck | undefined;
 }
 
 /** The call options of a unary call: the `--timeout` deadline and the interrupt signal. */

@@ -1,6 +1,6 @@
 /**
  * The human-readable form of one projection for `aetherctl get`: a short
- * header (service, origin, version and age) and an indented tree of routes,
+ * header (service, origin, signer, version and age) and an indented tree of routes,
  * rules, matches, filters, backends, timeouts and retry policies. Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -20,6 +20,7 @@ import {
   routeKindName,
   routeRoleName,
 } from "./projection-describe.js";
+import { describeSignature, type SignatureReport } from "./signature-report.js";
 import { formatFields } from "./table-format.js";
 import { formatAge, formatMillis } from "./time-format.js";
 
@@ -112,6 +113,7 @@ function routeLines(route: Route): string[] {
  * ```text
  * service:  shop/checkout
  * origin:   dev
+ * signed:   key 5f0c6e2b9a1d3c47 of dev (ed25519): verified
  * version:  2026-11-29T12:00:00.000000000Z (age 3d)
  * routes:   1
  *
@@ -122,12 +124,19 @@ function routeLines(route: Route): string[] {
  *     backend: shop/checkout-v2:8080 weight 1 (100%)
  * ```
  *
- * `nowMs` is the current time, for the age. Returns the text with a final `\n`.
+ * `nowMs` is the current time, for the age; `signature` is what
+ * `signature-report.ts` found about its signature. Returns the text with a
+ * final `\n`.
  */
-export function formatProjectionTree(projection: ServiceConfigProjection, nowMs: number): string {
+export function formatProjectionTree(
+  projection: ServiceConfigProjection,
+  nowMs: number,
+  signature: SignatureReport,
+): string {
   const header = formatFields([
     ["service", projection.service],
     ["origin", projection.originCluster],
+    ["signed", describeSignature(signature, projection.originCluster)],
     ["version", `${projection.version} (age ${formatAge(projection.version, nowMs)})`],
     ["routes", String(projection.routes.length)],
   ]);

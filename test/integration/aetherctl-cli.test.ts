@@ -229,12 +229,12 @@ describe("aetherctl against a seeded registrar", () => {
       ctl(seeded, "-o", "json", "list"),
     ]);
     expect(effective.code).toBe(0);
-    expect(effective.stdout.split("\n")[0]).toBe(
-      "SERVICE          ORIGIN  VERSION               ROUTES  RULES  AGE",
+    expect(effective.stdout.split("\n")[0]).toMatch(
+      /^SERVICE +ORIGIN +VERSION +ROUTES +RULES +AGE +SIGNED$/,
     );
-    expect(rows(effective.stdout).map((r) => r.slice(0, 5))).toEqual([
-      ["payments/ledger", "dev", VERSION, "1", "1"],
-      ["shop/checkout", "dev", VERSION, "1", "3"],
+    expect(rows(effective.stdout).map((r) => [...r.slice(0, 5), r[6]])).toEqual([
+      ["payments/ledger", "dev", VERSION, "1", "1", "-"],
+      ["shop/checkout", "dev", VERSION, "1", "3", "-"],
     ]);
     expect(rows(origin.stdout).map((r) => r[0])).toEqual(["shop/checkout"]);
     expect(json.code).toBe(0);
@@ -243,13 +243,13 @@ describe("aetherctl against a seeded registrar", () => {
     expect(Number(parsed.revision)).toBeGreaterThan(0);
   });
 
-  it("gets a projection as a tree and as proto JSON", async () => {
+  it("gets a projection as a tree and as proto JSON with its signature check", async () => {
     const [tree, json] = await Promise.all([
       ctl(seeded, "get", "shop/checkout"),
       ctl(seeded, "get", "shop/checkout", "-o", "json"),
     ]);
     expect(tree.code).toBe(0);
-    expect(tree.stdout).toContain("origin:   dev\n");
+    expect(tree.stdout).toContain("origin:   dev\nsigned:   unsigned\n");
     expect(tree.stdout).toContain(
       [
         "HTTPRoute shop/checkout-canary (producer, created 2026-11-01T09:00:00Z)",
@@ -270,7 +270,10 @@ describe("aetherctl against a seeded registrar", () => {
       ].join("\n"),
     );
     expect(json.code).toBe(0);
-    const projection = fromJson(ServiceConfigProjectionSchema, JSON.parse(json.stdout));
+    // Proto JSON, and one more field: the signature's check.
+    const { signatureCheck, ...proto } = JSON.parse(json.stdout) as JsonObject;
+    expect(signatureCheck).toEqual({ keyId: null, algorithm: null, state: "unsigned" });
+    const projection = fromJson(ServiceConfigProjectionSchema, proto);
     expect(projection).toEqual(fromJson(ServiceConfigProjectionSchema, stamped(CHECKOUT, "dev")));
   });
 

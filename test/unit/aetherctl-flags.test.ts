@@ -81,6 +81,35 @@ describe("parseAetherctlFlags: commands", () => {
   ])("$argv", ({ argv, want }) => {
     expect(plain(run(argv).command)).toEqual(want);
   });
+
+  it.each([
+    { argv: ["get", "a/b"], env: {}, want: undefined },
+    {
+      argv: ["get", "a/b", "--origin-keys", "k.yaml"],
+      env: {},
+      want: { path: "k.yaml", label: "--origin-keys" },
+    },
+    {
+      argv: ["list"],
+      env: { AETHER_ORIGIN_KEYS: "e.yaml" },
+      want: { path: "e.yaml", label: "$AETHER_ORIGIN_KEYS" },
+    },
+    {
+      argv: ["list", "--origin-keys", "k.yaml"],
+      env: { AETHER_ORIGIN_KEYS: "e.yaml" },
+      want: { path: "k.yaml", label: "--origin-keys" },
+    },
+  ])("--origin-keys of $argv with $env", ({ argv, env, want }) => {
+    const { command } = run(argv, env);
+    expect(command.name === "get" || command.name === "list").toBe(true);
+    expect((command as { originKeys?: unknown }).originKeys).toEqual(want);
+  });
+
+  it("takes --origin-keys only on get and list", () => {
+    expect(() => run(["status", "--origin-keys", "k.yaml"])).toThrow(
+      /Unknown option '--origin-keys'/,
+    );
+  });
 });
 
 describe("parseAetherctlFlags: global flags", () => {

@@ -10,6 +10,7 @@ import {
   routeRoleName,
 } from "../../clients/aetherctl/projection-describe.js";
 import { describeRetry, formatProjectionTree } from "../../clients/aetherctl/projection-tree.js";
+import type { SignatureReport } from "../../clients/aetherctl/signature-report.js";
 import { createWatchPrinter, watchRow } from "../../clients/aetherctl/watch-format.js";
 import {
   WatchConfigResponseSchema,
@@ -28,6 +29,12 @@ import {
 import type { DecisionRetry } from "../../services/common/evaluator-types.js";
 
 const NOW = Date.parse("2026-11-29T12:05:00Z");
+const UNSIGNED: SignatureReport = { keyId: undefined, algorithm: undefined, state: "unsigned" };
+const VERIFIED: SignatureReport = {
+  keyId: "5f0c6e2b9a1d3c47",
+  algorithm: "ed25519",
+  state: "verified",
+};
 const VERSION = "2026-11-29T12:00:00.000000000Z";
 
 const checkout = create(ServiceConfigProjectionSchema, {
@@ -273,10 +280,11 @@ describe("small names", () => {
 
 describe("formatProjectionTree", () => {
   it("prints the header and every route, rule, match, filter, backend, timeout and retry policy", () => {
-    expect(formatProjectionTree(checkout, NOW)).toBe(
+    expect(formatProjectionTree(checkout, NOW, VERIFIED)).toBe(
       [
         "service:  shop/checkout",
         "origin:   hub",
+        "signed:   key 5f0c6e2b9a1d3c47 of hub (ed25519): verified",
         "version:  2026-11-29T12:00:00.000000000Z (age 5m)",
         "routes:   2",
         "",
@@ -315,15 +323,23 @@ describe("formatProjectionTree", () => {
       originCluster: "x",
       version: "bad",
     });
-    expect(formatProjectionTree(empty, NOW)).toBe(
-      "service:  a/b\norigin:   x\nversion:  bad (age -)\nroutes:   0\n",
+    expect(formatProjectionTree(empty, NOW, UNSIGNED)).toBe(
+      "service:  a/b\norigin:   x\nsigned:   unsigned\nversion:  bad (age -)\nroutes:   0\n",
     );
   });
 });
 
 describe("list table", () => {
   it("counts routes and rules and computes the age", () => {
-    expect(listRow(checkout, NOW)).toEqual(["shop/checkout", "hub", VERSION, "2", "4", "5m"]);
+    expect(listRow(checkout, NOW, UNSIGNED)).toEqual([
+      "shop/checkout",
+      "hub",
+      VERSION,
+      "2",
+      "4",
+      "5m",
+      "-",
+    ]);
   });
 
   it("prints a table in the registrar's order, or a sentence when empty", () => {
@@ -332,15 +348,16 @@ describe("list table", () => {
       originCluster: "west",
       version: "2026-11-29T11:05:00Z",
     });
-    expect(formatListTable([checkout, other], NOW)).toBe(
+    const signatureOf = (p: { service: string }) => (p === checkout ? VERIFIED : UNSIGNED);
+    expect(formatListTable([checkout, other], NOW, signatureOf)).toBe(
       [
-        "SERVICE        ORIGIN  VERSION                         ROUTES  RULES  AGE",
-        "shop/checkout  hub     2026-11-29T12:00:00.000000000Z  2       4      5m",
-        "a/b            west    2026-11-29T11:05:00Z            0       0      1h",
+        "SERVICE        ORIGIN  VERSION                         ROUTES  RULES  AGE  SIGNED",
+        "shop/checkout  hub     2026-11-29T12:00:00.000000000Z  2       4      5m   5f0c6e2b9a1d3c47",
+        "a/b            west    2026-11-29T11:05:00Z            0       0      1h   -",
         "",
       ].join("\n"),
     );
-    expect(formatListTable([], NOW)).toBe("no projections\n");
+    expect(formatListTable([], NOW, signatureOf)).toBe("no projections\n");
   });
 });
 

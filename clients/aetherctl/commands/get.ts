@@ -1,15 +1,17 @@
 /**
  * `aetherctl get NS/SVC`: one service's projection (the effective winner, or
- * `--origin`'s) as a tree, or as proto JSON. A service without one is
- * NotFound (exit 1).
+ * `--origin`'s) as a tree, or as proto JSON with a `signatureCheck` field,
+ * its signature reported (checked with `--origin-keys` when given). A service
+ * without one is NotFound (exit 1).
  */
-import { toJsonString } from "@bufbuild/protobuf";
+import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ServiceConfigProjectionSchema } from "../../../gen/aether/registry/v1/projection_pb.js";
 import type { GetCommand } from "../aetherctl-flags.js";
 import { type CommandContext, unaryCallOptions } from "../command-context.js";
 import { formatProjectionTree } from "../projection-tree.js";
 import { findProjection, viewName } from "../registrar-client.js";
+import { reportSignature, signatureJson } from "../signature-report.js";
 
 /** Runs `aetherctl get`; resolves with the exit code. */
 export async function runGet(context: CommandContext, command: GetCommand): Promise<number> {
@@ -25,10 +27,16 @@ export async function runGet(context: CommandContext, command: GetCommand): Prom
       Code.NotFound,
     );
   }
-  context.stdout(
-    context.global.output === "json"
-      ? `${toJsonString(ServiceConfigProjectionSchema, projection, { prettySpaces: 2 })}\n`
-      : formatProjectionTree(projection, context.now()),
-  );
+  const signature = reportSignature(projection, context.signatures);
+  if (context.global.output === "json") {
+    // The proto JSON's own fields stay as they were; the check is one more field.
+    const json = {
+      ...(toJson(ServiceConfigProjectionSchema, projection) as object),
+      signatureCheck: signatureJson(signature),
+    };
+    context.stdout(`${JSON.stringify(json, null, 2)}\n`);
+  } else {
+    context.stdout(formatProjectionTree(projection, context.now(), signature));
+  }
   return 0;
 }
