@@ -11,7 +11,8 @@
  * read keeps the old material, calls `onRejected` once per refused content
  * and counts it by reason. Nothing here logs; the key is never in a message.
  */
-import { type FSWatcher, watch } from "node:fs";
+import { coalescedRun } from "../coalesced-run.js";
+import { createDirectoryWatch } from "../directory-watch.js";
 import { materialPaths, type TlsMaterialPaths, watchedDirectories } from "./material-files.js";
 import type { MaterialRejection } from "./material-piece.js";
 import {
@@ -57,10 +58,8 @@ export async function openTlsMaterialSource(
   const paths = materialPaths(options);
   let { state, settle } = await firstMaterial(options);
   const rejections = new Map<MaterialRejection["reason"], number>();
-  const watchers = new Map<string, FSWatcher>();
+  const directories = createDirectoryWatch(() => void check());
   let closed = false;
-  let busy = false;
-  let again = false;
   let timer: unknown;
 
   const decided = (next: ReturnType<typeof decideMaterial>) => {
@@ -73,59 +72,31 @@ export async function openTlsMaterialSource(
   };
 
   /** Stats the files and does what the settle step says; one at a time, one more queued behind. */
-  const check = async (): Promise<void> => {
-    if (closed) return;
-    if (busy) {
-      again = true;
-      return;
-    }
-    busy = true;
-    try {
-      do {
-        again = false;
-        const { step, decision } = await settleTurn(turn, settle, state);
-        if (closed) return;
-        settle = step.state;
-        if (decision !== undefined) decided(decision);
-        if (step.action.kind === "wait") {
-          if (timer !== undefined) timers.clearTimeout(timer);
-          timer = timers.setTimeout(
-            () => {
-              timer = undefined;
-              void check();
-            },
-            Math.max(step.action.until - timers.now(), 1),
-          );
-        }
-        await watchDirectories();
-      } while (again && !closed);
-    } finally {
-      busy = false;
-    }
-  };
+  const check = coalescedRun(
+    async () => {
+      const { step, decision } = await settleTurn(turn, settle, state);
+      if (closed) return;
+      settle = step.state;
+      if (decision !== undefined) decided(decision);
+      if (step.action.kind === "wait") {
+        if (timer !== undefined) timers.clearTimeout(timer);
+        timer = timers.setTimeout(
+          () => {
+            timer = undefined;
+            void check();
+          },
+          Math.max(step.action.until - timers.now(), 1),
+        );
+      }
+      await watchDirectories();
+    },
+    () => closed,
+  );
 
   /** Watches the directories of the files as they resolve now (a swapped symlink may move them). */
   const watchDirectories = async () => {
     const wanted = options.watch === false ? new Set<string>() : await watchedDirectories(paths);
-    for (const [directory, watcher] of watchers) {
-      if (!wanted.has(directory)) {
-        watcher.close();
-        watchers.delete(directory);
-      }
-    }
-    for (const directory of wanted) {
-      if (closed || watchers.has(directory)) continue;
-      try {
-        const watcher = watch(directory, { persistent: false }, () => void check());
-        watcher.on("error", () => {
-          watcher.close();
-          if (watchers.get(directory) === watcher) watchers.delete(directory);
-        });
-        watchers.set(directory, watcher);
-      } catch {
-        // Unwatchable (gone, or no inotify watches left): the re-stat covers it.
-      }
-    }
+    if (!closed) directories.set(wanted);
   };
 
   const poll = timers.setInterval(() => void check(), options.pollIntervalMs ?? 5_000);
@@ -142,8 +113,7 @@ export async function openTlsMaterialSource(
       closed = true;
       timers.clearInterval(poll);
       if (timer !== undefined) timers.clearTimeout(timer);
-      for (const watcher of watchers.values()) watcher.close();
-      watchers.clear();
+      directories.close();
     },
   };
 }
