@@ -88,6 +88,10 @@ export interface AgentConfig {
   readonly logLevel: string;
   /** TLS to an https:// registrar; undefined for http://. */
   readonly tls: ClientTlsConfig | undefined;
+  /** `--origin-keys`: the origins' public keys file, re-read when it changes; undefined: none. */
+  readonly originKeysFile: string | undefined;
+  /** `--require-signatures`: refuse unsigned projections and unknown keys (needs `originKeysFile`). */
+  readonly requireSignatures: boolean;
 }
 
 /** The `--help` text. */
@@ -132,6 +136,15 @@ Flags:
   --mass-delete-min N       ... and at least N of them (default 3)
   --mass-delete-hold DURATION   drop held projections the registrar still lacks after this
                             (default 10m)
+  --origin-keys PATH        the origins' public keys (YAML or JSON: origins: {NAME: [PEM SPKI,
+                            ...]}); signed projections are verified end to end with them. Re-read
+                            when the file changes (a bad re-read keeps the keys in force); a key
+                            added makes the agent take a fresh snapshot
+  --require-signatures      refuse (and keep the last good projection instead of) a projection
+                            that is unsigned (unsigned), signed with a key --origin-keys does not
+                            list (unknown_key) or whose signature does not hold (bad_signature);
+                            needs --origin-keys. Without it, signatures present are verified and
+                            unsigned projections pass
   --log-level LEVEL         trace, debug, info, warn, error (default info)
 ${CLIENT_TLS_USAGE}
                             (the files are re-read as they rotate; new connections use them)
@@ -164,6 +177,8 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   "mass-delete-min": { type: "string", default: "3" },
   "mass-delete-hold": { type: "string", default: "10m" },
   "log-level": { type: "string", default: "info" },
+  "origin-keys": { type: "string" },
+  "require-signatures": { type: "boolean", default: false },
   help: { type: "boolean", short: "h" },
   ...CLIENT_TLS_OPTIONS,
 };
@@ -274,6 +289,7 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
   }
   const emptyToUndefined = (value: unknown) =>
     value === undefined || value === "" ? undefined : (value as string);
+  const signatures = parseSignatureFlags(values);
   return {
     registrar: registrar.replace(/\/+$/, ""),
     cluster,
@@ -311,5 +327,21 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
     ),
     logLevel,
     tls: parseClientTlsFlags(registrar, values as ClientTlsFlagValues),
+    ...signatures,
   };
+}
+
+/** Parses `--origin-keys` and `--require-signatures` (which needs keys to verify with). */
+function parseSignatureFlags(
+  values: Record<string, unknown>,
+): Pick<AgentConfig, "originKeysFile" | "requireSignatures"> {
+  const originKeysFile = values["origin-keys"] as string | undefined;
+  if (originKeysFile === "") throw new UsageError("--origin-keys needs a path");
+  const requireSignatures = values["require-signatures"] === true;
+  if (requireSignatures && originKeysFile === undefined) {
+    throw new UsageError(
+      "--require-signatures needs --origin-keys PATH (the origins' public keys to verify with)",
+    );
+  }
+  return { originKeysFile, requireSignatures };
 }

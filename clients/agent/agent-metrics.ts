@@ -57,6 +57,8 @@ export interface AgentMetricsView {
   mode(): FollowMode;
   /** The imported projections held although the registrar's state lacks them, by origin. */
   heldDeletes(): ReadonlyMap<string, number>;
+  /** The origins' public keys in force (`--origin-keys`); 0 without the flag. */
+  originKeys(): number;
   /** The current time in milliseconds since the epoch. */
   now(): number;
 }
@@ -87,6 +89,8 @@ export interface AgentMetrics {
   countDeletes(origin: string, count: number): void;
   /** Counts a call to the registrar that failed on trust (TLS or authorization), by reason. */
   countTrustFailure(reason: TrustFailureReason): void;
+  /** Counts a re-read of `--origin-keys`: its keys used (`ok`), or refused and the old ones kept. */
+  countOriginKeysReload(result: "ok" | "refused"): void;
 }
 
 /** Options of {@link createAgentMetrics}. */
@@ -200,6 +204,14 @@ function registerStateGauges(registry: Registry, view: AgentMetricsOptions["view
     },
   });
   new Gauge({
+    name: "aether_config_agent_origin_keys",
+    help: "The origins' public keys in force (--origin-keys), that imported projections' signatures are verified with.",
+    registers,
+    collect() {
+      this.set(view.originKeys());
+    },
+  });
+  new Gauge({
     name: "aether_config_agent_local_rejections",
     help: "Local routes the projector currently rejects.",
     registers,
@@ -296,8 +308,16 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     TRUST_FAILURE_REASONS,
   );
 
+  const keysReloads = labelled(
+    "aether_config_agent_origin_keys_reloads_total",
+    "Re-reads of --origin-keys after it changed: used (ok), or refused (unreadable, a bad entry) with the keys in force kept.",
+    "result",
+    ["ok", "refused"],
+  );
+
   return {
     registry,
+    countOriginKeysReload: (result) => keysReloads.inc({ result }),
     countTrustFailure: (reason) => trustFailures.inc({ reason }),
     countImportError: (operation) => importErrors.inc({ operation }),
     countRejection: (reason) => rejections.inc({ reason }),

@@ -49,6 +49,7 @@ import {
   type FollowMode,
   versionAgeSeconds,
 } from "./agent-metrics.js";
+import { createAgentSignatures } from "./agent-signatures.js";
 import { type AgentTls, createAgentTls } from "./agent-tls.js";
 import { createLatestWriter } from "./atomic-file.js";
 import { type CachedStateStore, createCachedStateStore } from "./cached-state.js";
@@ -134,6 +135,14 @@ export interface AgentOptions {
   readonly massDelete?: MassDeleteThreshold;
   /** How long such a hold lasts (`--mass-delete-hold`), in milliseconds; default 10 minutes. */
   readonly massDeleteHoldMs?: number;
+  /**
+   * The origins' public keys (`--origin-keys`), followed: every imported
+   * projection's signature is verified with them (see `agent-signatures.ts`);
+   * a bad file makes `start()` reject. Undefined: signatures are not checked.
+   */
+  readonly originKeysFile?: string | undefined;
+  /** `--require-signatures`: refuse unsigned projections and unknown keys (needs `originKeysFile`). */
+  readonly requireSignatures?: boolean;
 }
 
 /** A running agent. */
@@ -459,7 +468,15 @@ function endpoint(
 export function createAgent(options: AgentOptions): Agent {
   const logger = options.logger ?? createSilentLogger();
   const now = options.now ?? Date.now;
+  const signatures = createAgentSignatures({
+    originKeysFile: options.originKeysFile,
+    require: options.requireSignatures ?? false,
+    logger,
+    metrics: { countOriginKeysReload: (result) => metrics.countOriginKeysReload(result) },
+    onKeysAdded: (added) => follower?.resync(`origin keys added: ${added.join(", ")}`),
+  });
   const policy = createImportPolicy({
+    signatures: signatures.check,
     controlCluster: options.controlCluster,
     ...(options.maxVersionSkewMs === undefined ? {} : { maxFutureMs: options.maxVersionSkewMs }),
     ...(options.now === undefined ? {} : { now: options.now }),
@@ -489,6 +506,7 @@ export function createAgent(options: AgentOptions): Agent {
       ready: () => publisher.ready,
       mode: () => follower?.mode ?? options.mode ?? "watch",
       heldDeletes: () => heldByOrigin(follower?.held),
+      originKeys: () => signatures.keys,
       now,
     },
   });
@@ -544,6 +562,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** The start order: cache, dependencies, follower, local routes, then the HTTP endpoint. */
   const startParts = async () => {
+    await signatures.open();
     await tls.open();
     await out?.load();
     const restored = await cache?.load();
@@ -572,6 +591,11 @@ export function createAgent(options: AgentOptions): Agent {
       onUpdate: onFollowerUpdate,
     });
     follower = created;
+    if (restored !== undefined && signatures.check !== undefined) {
+      // The keys may have changed while the agent was down: what it refused
+      // then is past the cached revision, and a resumed stream would not send it.
+      created.resync("verifying signatures after a restart");
+    }
     publisher.publish();
     if (localRoutes !== undefined) {
       localRoutes.onChange(() => {
@@ -630,6 +654,7 @@ export function createAgent(options: AgentOptions): Agent {
       stopping ??= (async () => {
         await follower?.stop();
         depsFile?.stop();
+        signatures.close();
         await localRoutes?.stop();
         await Promise.all(servers.map((server) => server.close()));
         connection?.close();

@@ -11,6 +11,13 @@
  * {"revision":"42","services":[…],"imported":[{"origin":…,"service":…,"projection":{…}}],"local":[…],"marks":[{"origin":…,"service":…,"version":…}],"savedAt":…}
  * ```
  *
+ * An imported projection that carries a signature also has `encoded`, its
+ * protobuf binary encoding (base64), which a reader prefers to the proto
+ * JSON: JSON drops the unknown fields of a newer origin's projection, and
+ * with them the bytes its signature covers, so the projection would no
+ * longer verify after a restart. Added like `marks`: an older agent reads
+ * the JSON and ignores it.
+ *
  * `marks` are the high-water marks of rollback refusal (`version-marks.ts`),
  * kept so that a restarted agent still refuses an old value it had replaced
  * or seen deleted. The field was added without a new format version: a file
@@ -25,7 +32,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
@@ -104,6 +111,13 @@ export function encodeCacheFile(state: CachedState): Buffer {
         origin: c.origin,
         service: c.service,
         projection: toJson(ServiceConfigProjectionSchema, c.projection),
+        ...(c.projection.signature === undefined
+          ? {}
+          : {
+              encoded: Buffer.from(toBinary(ServiceConfigProjectionSchema, c.projection)).toString(
+                "base64",
+              ),
+            }),
       })),
       local: state.local.map((p) => toJson(ServiceConfigProjectionSchema, p)),
       marks: state.marks ?? [],
@@ -131,6 +145,18 @@ function readProjection(value: unknown, where: string): ServiceConfigProjection 
   }
 }
 
+/** Decodes an `encoded` projection (base64 of its protobuf binary encoding). */
+function readEncoded(value: unknown, where: string): ServiceConfigProjection {
+  if (typeof value !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) {
+    throw malformed(`${where} is not base64`);
+  }
+  try {
+    return fromBinary(ServiceConfigProjectionSchema, Buffer.from(value, "base64"));
+  } catch (error) {
+    throw malformed(`${where}: ${(error as Error).message}`, error);
+  }
+}
+
 function readPayload(value: unknown): CachedState {
   if (!isRecord(value)) throw malformed("the payload is not a JSON object");
   const { revision, services, imported, local, marks, savedAt } = value;
@@ -146,10 +172,14 @@ function readPayload(value: unknown): CachedState {
     if (!isRecord(item) || typeof item.origin !== "string" || typeof item.service !== "string") {
       throw malformed(`imported[${index}] has no origin and service`);
     }
+    const where = `imported[${index}]`;
     return {
       origin: item.origin,
       service: item.service,
-      projection: readProjection(item.projection, `imported[${index}].projection`),
+      projection:
+        item.encoded === undefined
+          ? readProjection(item.projection, `${where}.projection`)
+          : readEncoded(item.encoded, `${where}.encoded`),
     };
   });
   const date = typeof savedAt === "string" ? new Date(savedAt) : undefined;

@@ -1,6 +1,28 @@
-/** Signing keys generated for tests, with the public half as `--origin-keys` lists it. */
+/**
+ * Signing keys generated for tests, with the public half as `--origin-keys`
+ * lists it; the `--origin-keys` files that list them, signature checks over
+ * those keys, and signed projections.
+ */
 import { generateKeyPairSync } from "node:crypto";
-import { parseSigningKey, type SigningKey } from "../../services/signing/signing-key.js";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  type ServiceConfigProjection,
+  ServiceConfigProjectionSchema,
+} from "../../gen/aether/registry/v1/projection_pb.js";
+import {
+  createSignatureCheck,
+  type SignatureCheck,
+} from "../../services/common/signature-check.js";
+import {
+  type OriginKeys,
+  parseOriginKeys,
+  verifyWithKey,
+} from "../../services/signing/origin-keys.js";
+import {
+  parseSigningKey,
+  type SigningKey,
+  signStoredValue,
+} from "../../services/signing/signing-key.js";
 
 /** A generated key pair: the signing key and its public key, PEM SPKI. */
 export interface TestSigningKey {
@@ -16,4 +38,46 @@ export function generateTestSigningKey(type: "ed25519" | "ec" = "ed25519"): Test
       : generateKeyPairSync("ec", { namedCurve: "P-256" });
   const key = parseSigningKey(privateKey.export({ type: "pkcs8", format: "pem" }), "test-key");
   return { key, publicPem: key.publicKeyPem };
+}
+
+/** A new Ed25519 signing key. */
+export function newSigningKey(): SigningKey {
+  return generateTestSigningKey().key;
+}
+
+/** The JSON text of an `--origin-keys` file listing the public halves of `origins`' keys. */
+export function originKeysText(origins: Record<string, readonly SigningKey[]>): string {
+  return JSON.stringify({
+    origins: Object.fromEntries(
+      Object.entries(origins).map(([origin, keys]) => [origin, keys.map((k) => k.publicKeyPem)]),
+    ),
+  });
+}
+
+/** The keys of an `--origin-keys` file listing `origins`' keys, parsed. */
+export function originKeysOf(origins: Record<string, readonly SigningKey[]>): OriginKeys {
+  return parseOriginKeys(originKeysText(origins), "keys.json");
+}
+
+/** A signature check with the keys `keys()` returns at each judgement (Node's verifier). */
+export function signatureCheckWith(keys: () => OriginKeys, require: boolean): SignatureCheck {
+  return createSignatureCheck({ keyring: keys, verify: verifyWithKey, require });
+}
+
+/** The stored bytes of `projection` signed by `key` for `origin`. */
+export function signedValue(
+  projection: ServiceConfigProjection,
+  origin: string,
+  key: SigningKey,
+): Uint8Array {
+  return signStoredValue(toBinary(ServiceConfigProjectionSchema, projection), origin, key);
+}
+
+/** `projection` signed by `key` for `origin`, decoded again (what an agent receives). */
+export function signedProjection(
+  projection: ServiceConfigProjection,
+  origin: string,
+  key: SigningKey,
+): ServiceConfigProjection {
+  return fromBinary(ServiceConfigProjectionSchema, signedValue(projection, origin, key));
 }

@@ -26,6 +26,8 @@ describe("agent flags", () => {
       massDelete: { fraction: 0.5, minCount: 3 },
       massDeleteHoldMs: 600_000,
       logLevel: "info",
+      originKeysFile: undefined,
+      requireSignatures: false,
     });
   });
 
@@ -53,6 +55,8 @@ describe("agent flags", () => {
         "--mass-delete-min=5",
         "--mass-delete-hold=90s",
         "--log-level=debug",
+        "--origin-keys=/etc/aether/origin-keys.yaml",
+        "--require-signatures",
       ]),
     ).toEqual({
       registrar: "http://registrar.aether:8080",
@@ -74,6 +78,8 @@ describe("agent flags", () => {
       massDelete: { fraction: 0.8, minCount: 5 },
       massDeleteHoldMs: 90_000,
       logLevel: "debug",
+      originKeysFile: "/etc/aether/origin-keys.yaml",
+      requireSignatures: true,
     });
   });
 
@@ -96,6 +102,13 @@ describe("agent flags", () => {
       dependenciesFile: "d",
       localSource: { kind: "dir", path: "/routes" },
       listen: { host: "0.0.0.0", port: 9000 },
+    });
+  });
+
+  it("verifies with --origin-keys alone, without requiring signatures", () => {
+    expect(parseAgentFlags([...base, "--origin-keys", "keys.json"])).toMatchObject({
+      originKeysFile: "keys.json",
+      requireSignatures: false,
     });
   });
 
@@ -152,6 +165,8 @@ describe("agent flags", () => {
     [[...base, "--mass-delete-hold", "soon"], /--mass-delete-hold: "soon" is not a duration/],
     [[...base, "--tls-cert-file", "/c.pem"], /--tls-cert-file need an https:\/\/ registrar/],
     [[...base, "--registrar-spiffe-id", "spiffe://hub.mesh/x"], /need an https:\/\/ registrar/],
+    [[...base, "--require-signatures"], /--require-signatures needs --origin-keys PATH/],
+    [[...base, "--origin-keys="], /--origin-keys needs a path/],
     [[...base, "--bogus"], /Unknown option '--bogus'/],
     [[...base, "extra"], /Unexpected argument 'extra'/],
   ];

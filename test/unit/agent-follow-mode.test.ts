@@ -32,6 +32,7 @@ const events = {
   retry: { type: "retry" },
   "poll-succeeded": { type: "poll-succeeded" },
   "services-changed": { type: "services-changed" },
+  resync: { type: "resync" },
 } satisfies Record<string, FollowEvent>;
 type EventName = keyof typeof events;
 
@@ -52,6 +53,7 @@ const table: Record<StateName, Record<EventName, [StateName, ...string[]]>> = {
     retry: ["idle"],
     "poll-succeeded": ["idle"],
     "services-changed": ["idle", "restart-cycle"],
+    resync: ["idle", "restart-cycle"],
   },
   poll: {
     "cycle, empty set, watch": ["idle"],
@@ -63,6 +65,7 @@ const table: Record<StateName, Record<EventName, [StateName, ...string[]]>> = {
     retry: ["poll"],
     "poll-succeeded": ["poll"],
     "services-changed": ["poll", "restart-cycle"],
+    resync: ["poll", "restart-cycle"],
   },
   watch: {
     "cycle, empty set, watch": ["idle"],
@@ -74,6 +77,7 @@ const table: Record<StateName, Record<EventName, [StateName, ...string[]]>> = {
     retry: ["watch"],
     "poll-succeeded": ["watch"],
     "services-changed": ["watch", "restart-cycle"],
+    resync: ["watch", "restart-cycle"],
   },
   waiting: {
     "cycle, empty set, watch": ["idle"],
@@ -85,6 +89,7 @@ const table: Record<StateName, Record<EventName, [StateName, ...string[]]>> = {
     retry: ["retrying"],
     "poll-succeeded": ["waiting", "wake-reconnect"],
     "services-changed": ["waiting", "restart-cycle"],
+    resync: ["waiting", "restart-cycle"],
   },
   retrying: {
     "cycle, empty set, watch": ["idle"],
@@ -96,6 +101,7 @@ const table: Record<StateName, Record<EventName, [StateName, ...string[]]>> = {
     retry: ["retrying"],
     "poll-succeeded": ["retrying"],
     "services-changed": ["retrying", "restart-cycle"],
+    resync: ["retrying", "restart-cycle"],
   },
 };
 

@@ -27,7 +27,15 @@ import {
 } from "../../gen/aether/registry/v1/config_service_pb.js";
 import type { Route, ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import { createImportPolicy } from "../../services/common/import-policy.js";
+import { NO_ORIGIN_KEYS, type OriginKeys } from "../../services/signing/origin-keys.js";
+import type { SigningKey } from "../../services/signing/signing-key.js";
 import { makeProjection, versionAt } from "../support/projections.js";
+import {
+  newSigningKey,
+  originKeysOf,
+  signatureCheckWith,
+  signedProjection,
+} from "../support/signing-keys.js";
 import { waitFor } from "../support/wait.js";
 
 /** One WatchConfig call of the fake client, driven by the test. */
@@ -175,6 +183,7 @@ afterEach(async () => {
 function startFollower(
   options: Partial<ConfigFollowerOptions> = {},
   onList?: FakeClient["onList"],
+  before?: (follower: ConfigFollower) => void,
 ): Harness {
   const fake = createFakeClient();
   if (onList !== undefined) fake.onList = onList;
@@ -223,6 +232,7 @@ function startFollower(
   });
   (harness as { follower: ConfigFollower }).follower = follower;
   followers.push(follower);
+  before?.(follower);
   follower.start();
   return harness;
 }
@@ -516,5 +526,100 @@ describe("config follower: the dependency set", () => {
     expect(s1.cancelled).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(h.fake.streams).toHaveLength(1);
+  });
+});
+
+describe("config follower: resync (the origin keys gained a key)", () => {
+  const oldKey = newSigningKey();
+  const rotated = newSigningKey();
+  /** hub's projection of `service` at version `n`, signed with `key`, as the agent decodes it. */
+  const signed = (service: string, n: number, key: SigningKey) =>
+    signedProjection(projection(service, "hub", n), "hub", key);
+  const signedEvent = (type: WatchEventType, n: number, key: SigningKey, revision: number) =>
+    create(WatchConfigResponseSchema, {
+      type,
+      service: "shop/a",
+      originCluster: "hub",
+      revision: BigInt(revision),
+      projection: signed("shop/a", n, key),
+    });
+  const keysOf = (...keys: SigningKey[]) => originKeysOf({ hub: keys });
+  /** A policy that requires signatures, with the keys `keys()` returns at each check. */
+  const signedPolicy = (keys: () => OriginKeys) =>
+    createImportPolicy({ signatures: signatureCheckWith(keys, true) });
+
+  it("re-subscribes to the same set with a fresh snapshot: a projection refused as unknown_key is taken once its key is known", async () => {
+    let keys = keysOf(oldKey);
+    const h = startFollower({ services: ["shop/a"], policy: signedPolicy(() => keys) });
+    const s1 = await h.stream(1);
+    s1.push(signedEvent(WatchEventType.SNAPSHOT, 1, oldKey, 5), synced(5));
+    s1.push(signedEvent(WatchEventType.UPSERT, 2, rotated, 6), keepalive(6));
+    await waitFor(() => h.rejections.length === 1 && h.follower.state !== undefined);
+    expect(h.rejections[0]).toMatchObject({ reason: "unknown_key", version: versionAt(2) });
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+    keys = keysOf(oldKey, rotated);
+    h.follower.resync("a key was added");
+    const s2 = await h.stream(2);
+    expect(s1.cancelled).toBe(true);
+    expect(s2.request.services).toEqual(["shop/a"]);
+    expect(s2.request.resumeRevision).toBe(0n);
+    s2.push(signedEvent(WatchEventType.SNAPSHOT, 2, rotated, 7), synced(7));
+    await waitFor(() => h.held()[0] === "hub/shop/a@002");
+    expect(h.rejections).toHaveLength(1);
+    // Once synced from a snapshot, a later stream resumes again.
+    s2.fail(unavailable());
+    expect((await h.stream(3)).request.resumeRevision).toBe(7n);
+  });
+
+  it("refused again after a resync, the held projection stays (a key removed revokes nothing held)", async () => {
+    let keys = keysOf(oldKey);
+    const h = startFollower({ services: ["shop/a"], policy: signedPolicy(() => keys) });
+    const s1 = await h.stream(1);
+    s1.push(signedEvent(WatchEventType.SNAPSHOT, 1, oldKey, 5), synced(5));
+    await waitFor(() => h.updates.length === 1);
+    keys = keysOf(rotated);
+    h.follower.resync("keys changed");
+    const s2 = await h.stream(2);
+    s2.push(signedEvent(WatchEventType.SNAPSHOT, 1, oldKey, 5), synced(8));
+    await waitFor(() => h.updates.length === 2);
+    expect(h.rejections.map((r) => r.reason)).toEqual(["unknown_key"]);
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+  });
+
+  it("asked before the start, a cached state's first stream is a snapshot, not a resume", async () => {
+    const cached = signed("shop/a", 1, oldKey);
+    const h = startFollower(
+      {
+        services: ["shop/a"],
+        policy: signedPolicy(() => keysOf(oldKey)),
+        initial: {
+          services: ["shop/a"],
+          revision: 40n,
+          candidates: new Map([
+            ["hub\u0000shop/a", { origin: "hub", service: "shop/a", projection: cached }],
+          ]),
+        },
+      },
+      undefined,
+      (follower) => follower.resync("restarted"),
+    );
+    const s1 = await h.stream(1);
+    expect(s1.request.resumeRevision).toBe(0n);
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+  });
+
+  it("in poll mode lists again at once", async () => {
+    const h = startFollower(
+      { services: ["shop/a"], mode: "poll", policy: signedPolicy(() => NO_ORIGIN_KEYS) },
+      () =>
+        create(ListAllConfigResponseSchema, {
+          revision: 3n,
+          projections: [signed("shop/a", 1, oldKey)],
+        }),
+    );
+    await waitFor(() => h.fake.lists.length === 1 && h.rejections.length === 1);
+    expect(h.rejections[0]?.reason).toBe("unknown_key");
+    h.follower.resync("a key was added");
+    await waitFor(() => h.fake.lists.length === 2);
   });
 });

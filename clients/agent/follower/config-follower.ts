@@ -34,7 +34,8 @@
  *   them after the hold (a keep-alive on a live stream confirms that).
  * - **Dependency set changes** re-subscribe with a fresh snapshot; the old
  *   state is kept (and served) until the new one is complete. An empty set
- *   watches and polls nothing.
+ *   watches and polls nothing. A **resync** does the same for the same set
+ *   (the agent's origin keys gained a key: what was refused may pass now).
  *
  * This file is the shell's wiring: one cycle per dependency set, and the
  * follow mode's effects carried out. The decisions are pure cores: the
@@ -155,6 +156,14 @@ export interface ConfigFollower {
    * fresh snapshot; the current state stays until the new one is complete.
    */
   setServices(services: Iterable<string>): void;
+  /**
+   * Re-subscribes to the same dependency set with a fresh snapshot (not a
+   * resume), at once or, before `start()`, on the first stream; the current
+   * state stays until the new one is complete. For a change of what the
+   * checks accept (an origin key added): a projection refused before is
+   * sent again and checked again; refused again, the held one stays.
+   */
+  resync(reason: string): void;
   /** Stops following: cancels the stream and polls; resolves once they ended. */
   stop(): Promise<void>;
 }
@@ -302,6 +311,11 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
       imported.setServices(normalized);
       logger.info({ services: normalized.length }, "dependency set changed; re-subscribing");
       dispatch({ type: "services-changed" });
+    },
+    resync(reason) {
+      imported.wantSnapshot();
+      logger.info({ reason }, "re-subscribing with a fresh snapshot");
+      dispatch({ type: "resync" });
     },
     async stop() {
       stopped = true;

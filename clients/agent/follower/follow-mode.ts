@@ -6,8 +6,8 @@
  *
  * - A **cycle** runs for one dependency set: `idle` for an empty set,
  *   `poll` when the follower is configured to poll only, `watch` otherwise.
- *   A dependency set change ends the cycle (`restart-cycle`); the next one
- *   starts from the new set.
+ *   A dependency set change, or a resync (a fresh snapshot wanted), ends the
+ *   cycle (`restart-cycle`); the next one starts from the new set.
  * - `watch`: a stream runs (connecting, buffering or live). When it fails
  *   or ends, the follower goes to `backoff` and starts the fallback poller.
  * - `backoff`: the poller runs; the follower waits (`waiting`) before it
@@ -44,7 +44,13 @@ export type FollowEvent =
   /** A poll applied a complete listing. */
   | { readonly type: "poll-succeeded" }
   /** The dependency set changed. */
-  | { readonly type: "services-changed" };
+  | { readonly type: "services-changed" }
+  /**
+   * A fresh snapshot of the same dependency set is wanted (the origins' keys
+   * changed: what was refused may pass now, and a resumed stream would not
+   * send it again).
+   */
+  | { readonly type: "resync" };
 
 /** What the shell is asked to do, in order. */
 export type FollowEffect =
@@ -91,6 +97,7 @@ export function transition(state: FollowState, event: FollowEvent): FollowTransi
       if (event.services === 0) return to(IDLE);
       return to(event.configured === "poll" ? POLL : WATCH);
     case "services-changed":
+    case "resync":
       return to(state, { type: "restart-cycle" });
     case "stream-synced":
       if (state.kind === "backoff") {

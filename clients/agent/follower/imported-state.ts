@@ -104,6 +104,14 @@ export interface ImportedState {
   readonly services: readonly string[];
   /** The candidates held although the registrar's state lacks them, by candidate key. */
   readonly held: ReadonlyMap<string, HeldCandidate>;
+  /**
+   * True from {@link ImportedState.wantSnapshot} until a complete state that
+   * is not a resumed stream's (a snapshot, a listing) is applied: the next
+   * stream must start from a fresh snapshot, not resume.
+   */
+  readonly snapshotWanted: boolean;
+  /** Asks for a fresh snapshot of the dependency set (see {@link ImportedState.snapshotWanted}). */
+  wantSnapshot(): void;
   /** Replaces the dependency set (normalized); the current state stays until the next one. */
   setServices(services: readonly string[]): void;
   /** A SYNCED: `changes` replace the state (or, `resumed`, are applied to it) at `revision`. */
@@ -148,6 +156,7 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
   let state = options.initial;
   let resumePoint = state?.revision ?? 0n;
   let held = new Map<string, HeldCandidate>();
+  let snapshotWanted = false;
 
   const report = (rejections: readonly ReceivedRejection[]) => {
     for (const rejection of rejections) {
@@ -235,6 +244,12 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
     get held() {
       return held;
     },
+    get snapshotWanted() {
+      return snapshotWanted;
+    },
+    wantSnapshot() {
+      snapshotWanted = true;
+    },
     setServices(next) {
       services = next;
       candidates.setServices(next);
@@ -244,6 +259,7 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
         ? candidates.replay(state?.candidates, changes)
         : candidates.snapshot(state?.candidates, changes);
       report(built.rejections);
+      if (!resumed) snapshotWanted = false;
       complete(built.candidates, revision, "synced");
     },
     change(revision, change) {
@@ -274,6 +290,7 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
     listed(revision, changes) {
       const built = candidates.snapshot(state?.candidates, changes);
       report(built.rejections);
+      snapshotWanted = false;
       complete(built.candidates, revision, "poll");
     },
   };

@@ -85,7 +85,9 @@ export function createWatchLoop(options: WatchLoopOptions): WatchLoop {
   /** Runs one stream; `synced` tells whether it reached SYNCED. */
   const streamOnce = async (signal: AbortSignal) => {
     const services = imported.services;
-    const resume = resumeRevision(imported.state, services, imported.resumePoint);
+    const resume = imported.snapshotWanted
+      ? 0n
+      : resumeRevision(imported.state, services, imported.resumePoint);
     // Typed as the union: the callback below moves it to "live".
     let session = openSession(resume) as WatchSession;
     const error = await runWatchStream({
