@@ -28,7 +28,7 @@ const RULES: Record<string, { readonly folders: readonly string[]; readonly node
   "services/sources": { folders: ["gen", "services/common", "services/runtime"], node: true },
   "services/process": { folders: ["services/common", "services/runtime"], node: true },
   "services/dev-pki": { folders: [], node: true },
-  "services/signing": { folders: ["gen", "services/common"], node: true },
+  "services/signing": { folders: ["gen", "services/common", "services/runtime"], node: true },
   "services/registrar": {
     folders: PROCESS_FOLDERS,
     node: true,
