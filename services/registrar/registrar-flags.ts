@@ -15,6 +15,9 @@ import {
 import { parseDurationFlag, parseListenFlag, parseLogLevelFlag } from "../process/flag-values.js";
 import { parseMassDeleteFlags } from "../process/mass-delete-flags.js";
 import { UsageError } from "../process/usage-error.js";
+import { readOriginKeysFile } from "../signing/origin-keys-source.js";
+import { parseSigningKey } from "../signing/signing-key.js";
+import { readWatchedFile } from "../signing/watched-file.js";
 import {
   LIMIT_FLAG_OPTIONS,
   LIMIT_FLAGS_USAGE,
@@ -117,6 +120,23 @@ export interface RegistrarConfig extends RegistrarLimits {
    * held instead of applied.
    */
   readonly massDelete: MassDeleteThreshold;
+  /**
+   * `--signing-key-file`: the PEM PKCS#8 private key (Ed25519 or ECDSA P-256)
+   * the export controller signs every projection with, re-read when it
+   * changes; undefined: projections are written unsigned.
+   */
+  readonly signingKeyFile: string | undefined;
+  /**
+   * `--origin-keys`: the YAML or JSON file of the origins' public keys
+   * imported projections are verified with, re-read when it changes;
+   * undefined: none (signatures pass unchecked, unless required).
+   */
+  readonly originKeysFile: string | undefined;
+  /**
+   * `--require-signatures`: an imported projection without a valid signature
+   * of its origin is refused (`unsigned`, `unknown_key`, `bad_signature`).
+   */
+  readonly requireSignatures: boolean;
 }
 
 /** The export source a registrar reads: a directory of manifests, or the Kubernetes API. */
@@ -194,6 +214,17 @@ Flags:
   --mass-delete-min N       ... and at least N of them (default 3). Held deletes are
                             released when the origin writes those projections again, or
                             by SIGUSR2 (every hold); a restart forgets them
+  --signing-key-file PATH   PEM PKCS#8 private key (Ed25519 or ECDSA P-256) the export
+                            controller signs every projection it writes with; re-read
+                            when it changes, and a new key re-signs every projection
+                            (default: projections are written unsigned)
+  --origin-keys PATH        YAML or JSON file of the origins' public keys ({origins: {NAME:
+                            [PEM SPKI, ...]}}) imported signatures are verified with; re-read
+                            when it changes (a bad re-read keeps the keys in force)
+  --require-signatures      refuse imported projections without a valid signature of their
+                            origin (unsigned, unknown_key, bad_signature); the last good
+                            projection stays. Without it, signatures present are verified
+                            and unsigned projections pass (needs --origin-keys)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   -h, --help                print this help
 
@@ -242,6 +273,9 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
           default: String(DEFAULT_READ_LIMITS.concurrency),
         },
         "list-read-queue": { type: "string", default: String(DEFAULT_READ_LIMITS.queue) },
+        "signing-key-file": { type: "string" },
+        "origin-keys": { type: "string" },
+        "require-signatures": { type: "boolean", default: false },
         help: { type: "boolean", short: "h" },
         ...TLS_FLAG_OPTIONS,
         ...LIMIT_FLAG_OPTIONS,
@@ -311,6 +345,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   const listReadConcurrency = parseCountFlag("list-read-concurrency", values, 1);
   const listReadQueue = parseCountFlag("list-read-queue", values, 0);
   const limits = parseLimitFlags(values);
+  const signing = parseSigningFlags(values);
   return {
     cluster,
     ...parseListenFlag(values.listen as string),
@@ -339,7 +374,41 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
       values["mass-delete-min"] as string,
     ),
     ...limits,
+    ...signing,
   };
+}
+
+/**
+ * Checks `--signing-key-file`, `--origin-keys` and `--require-signatures`,
+ * reading both files once, so a missing or malformed one is a usage error
+ * naming the file (never its contents) rather than a failure later.
+ */
+function parseSigningFlags(
+  values: Record<string, string | boolean | string[] | undefined>,
+): Pick<RegistrarConfig, "signingKeyFile" | "originKeysFile" | "requireSignatures"> {
+  const signingKeyFile = values["signing-key-file"] as string | undefined;
+  const originKeysFile = values["origin-keys"] as string | undefined;
+  const requireSignatures = values["require-signatures"] === true;
+  if (signingKeyFile !== undefined) {
+    try {
+      readWatchedFile(signingKeyFile, parseSigningKey);
+    } catch (error) {
+      throw new UsageError(`--signing-key-file: ${(error as Error).message}`);
+    }
+  }
+  if (originKeysFile !== undefined) {
+    try {
+      readOriginKeysFile(originKeysFile);
+    } catch (error) {
+      throw new UsageError(`--origin-keys: ${(error as Error).message}`);
+    }
+  }
+  if (requireSignatures && originKeysFile === undefined) {
+    throw new UsageError(
+      "--require-signatures needs --origin-keys (the public keys to verify signatures with)",
+    );
+  }
+  return { signingKeyFile, originKeysFile, requireSignatures };
 }
 
 /**

@@ -19,6 +19,7 @@ import { createImportPolicy } from "../common/import-policy.js";
 import { checkServiceName } from "../common/service-name.js";
 import { type EtcdSecurity, readEtcdSecurity } from "../runtime/etcd-security.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
+import type { SigningKey } from "../signing/signing-key.js";
 import { createDirSource } from "../sources/dir-source.js";
 import { createKubernetesSource } from "../sources/kubernetes-source.js";
 import type { ObjectSource } from "../sources/object-source.js";
@@ -33,6 +34,7 @@ import { createExportController, type ExportController } from "./export/export-c
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
 import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
+import { createRegistrarSigning } from "./registrar-signing.js";
 import { createAdminServer } from "./server/admin-server.js";
 import {
   createHttpServer,
@@ -165,6 +167,8 @@ export function createConfiguredExporter(
     readonly metrics: RegistrarMetrics;
     readonly source?: ObjectSource;
     readonly leadership?: LeaderElection;
+    /** The key projections are signed with now (`--signing-key-file`); default: unsigned. */
+    readonly signingKey?: () => SigningKey | undefined;
     /** The etcd TLS material and credentials; default: the configuration's files, read now. */
     readonly security?: EtcdSecurity;
   },
@@ -205,6 +209,7 @@ export function createConfiguredExporter(
     leadership,
     logger: logger.child({ part: "export" }),
     metrics: options.metrics.exportMetrics,
+    ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
   });
 }
 
@@ -224,9 +229,21 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
   const security = config.store === "etcd" ? readEtcdSecurity(config) : undefined;
   const store =
     options.store ?? createConfiguredStore(config, logger.child({ part: "store" }), security);
+  const signing = createRegistrarSigning({
+    config,
+    logger: logger.child({ part: "signing" }),
+    onOriginKeys: () => {
+      const readmitted = cache.readmit();
+      if (readmitted > 0) {
+        logger.info({ readmitted }, "origin keys changed: accepted projections refused before");
+      }
+    },
+    onSigningKey: () => exporter?.resign(),
+  });
   const policy = createImportPolicy({
     controlCluster: config.controlCluster,
     maxFutureMs: config.maxVersionSkewMs,
+    ...(signing.check === undefined ? {} : { signatures: signing.check }),
   });
   const pageTokens = createPageTokens({
     ttlMs: config.pageTokenTtlMs,
@@ -250,7 +267,9 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     cache,
     processMetrics: options.processMetrics ?? true,
   });
+  signing.registerMetrics(metrics.registry);
   const exporter = createConfiguredExporter(config, store, {
+    signingKey: signing.signingKey,
     logger,
     metrics,
     ...(options.exportSource === undefined ? {} : { source: options.exportSource }),
@@ -321,6 +340,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       return admin?.server.address;
     },
     async start() {
+      signing.start();
       cache.start();
       access.start();
       let address: ListenAddress;
@@ -360,6 +380,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         // Probes see `draining` on the admin port until the API port is closed.
         await admin?.server.close();
         await cache.stop();
+        signing.close();
         await access.stop();
         await store.close();
         logger.info("registrar stopped");

@@ -22,6 +22,7 @@ import {
   MAX_BATCH_BYTES,
   nextVersion,
   planUnexports,
+  STORE_BATCH_LIMITS,
   storedView,
 } from "../../services/registrar/export/export-plan.js";
 import { MAX_WRITE_BATCH } from "../../services/registrar/store/config-store.js";
@@ -35,8 +36,8 @@ function projection(service: string, padding = 0): ServiceConfigProjection {
 }
 
 /** The view entry of a stored `p`: its content digest and `version`. */
-function stored(p: ServiceConfigProjection, version = formatVersion(T0)) {
-  return { digest: contentDigest(projectionContent(p)), version };
+function stored(p: ServiceConfigProjection, version = formatVersion(T0), seal = "") {
+  return { digest: contentDigest(projectionContent(p)), version, seal };
 }
 
 /** What a batch holds, as `service` (new) or `service*` (changed). */
@@ -139,8 +140,28 @@ describe("export plan: the diff against the view", () => {
     const [batch] = [...changedBatches([bChanged], new Map([["shop/b", stored(b)]]))];
     const content = projectionContent(bChanged);
     expect(batch).toEqual([
-      { projection: bChanged, content, digest: contentDigest(content), isNew: false },
+      {
+        projection: bChanged,
+        content,
+        digest: contentDigest(content),
+        isNew: false,
+        resealVersion: undefined,
+      },
     ]);
+  });
+
+  it("hands out a projection stored with another seal again, under its stored version", () => {
+    const view = new Map([
+      ["shop/a", stored(a, formatVersion(T0), "old-key")],
+      ["shop/b", stored(b, formatVersion(T0), "new-key")],
+    ]);
+    const [batch] = [...changedBatches([a, b], view, STORE_BATCH_LIMITS, "new-key")];
+    expect(batch?.map((c) => [c.projection.service, c.isNew, c.resealVersion])).toEqual([
+      ["shop/a", false, formatVersion(T0)],
+    ]);
+    // Unsigned wanted: a signed value is written again unsigned.
+    const unsigned = [...changedBatches([a, b], view, STORE_BATCH_LIMITS, "")];
+    expect(unsigned.flat().map((c) => c.projection.service)).toEqual(["shop/a", "shop/b"]);
   });
 
   it("lets go of each projection as it takes it, skipping slots already empty", () => {

@@ -27,6 +27,7 @@ const rejection = (i: number): RouteRejection => ({
 const status = (overrides: Partial<ExportStatus>): ExportStatus => ({
   state: "exporting",
   disabledReason: undefined,
+  signingKeyId: undefined,
   source: "dir:/etc/routes",
   leader: true,
   term: 1,

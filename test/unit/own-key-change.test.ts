@@ -15,9 +15,18 @@ import {
 
 const V1 = "2027-01-15T08:00:00.000000001Z";
 const V2 = "2027-01-15T08:00:00.000000002Z";
-const put = (digest: string, version: string): OwnKeyChange => ({ type: "put", digest, version });
+const put = (digest: string, version: string, seal = ""): OwnKeyChange => ({
+  type: "put",
+  digest,
+  version,
+  seal,
+});
 const del: OwnKeyChange = { type: "delete" };
-const known = (digest: string, version: string): ExportedProjection => ({ digest, version });
+const known = (digest: string, version: string, seal = ""): ExportedProjection => ({
+  digest,
+  version,
+  seal,
+});
 
 describe("classifyOwnKeyChange", () => {
   const cases: [
@@ -37,6 +46,27 @@ describe("classifyOwnKeyChange", () => {
       "own",
     ],
     ["the pending delete's event", del, known("a", V1), del, "own"],
+    [
+      "a put of the pending content and version, another seal (a forgery of it)",
+      put("a", V2, "?k1"),
+      known("a", V1, "k1"),
+      put("a", V2, "k1"),
+      "overtaken",
+    ],
+    [
+      "no write pending: the same content and version with another seal is foreign",
+      put("a", V1, ""),
+      known("a", V1, "k1"),
+      undefined,
+      "foreign",
+    ],
+    [
+      "no write pending: the same content, version and seal is unchanged",
+      put("a", V1, "k1"),
+      known("a", V1, "k1"),
+      undefined,
+      "unchanged",
+    ],
     ["a delete while a delete is pending (same outcome)", del, undefined, del, "own"],
     [
       "a put with the pending digest, another version",

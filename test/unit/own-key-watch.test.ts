@@ -92,12 +92,14 @@ const putOf = (p: ServiceConfigProjection, version: string): OwnKeyChange => ({
   type: "put",
   digest: contentDigest(projectionContent(p)),
   version,
+  seal: "",
 });
 
 /** The view entry of `p` stored at `version`. */
 const entryOf = (p: ServiceConfigProjection, version: string) => ({
   digest: contentDigest(projectionContent(p)),
   version,
+  seal: "",
 });
 
 /** Puts `p` at `version` through `store`, expecting it first, as the controller does. */

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -464,5 +465,71 @@ describe("registrar --mass-delete-threshold and --mass-delete-min", () => {
     expect(() => parseRegistrarFlags(["--cluster", "hub", "--mass-delete-min", "0"])).toThrow(
       /--mass-delete-min "0" must be a whole number/,
     );
+  });
+});
+
+describe("registrar signing flags", () => {
+  const dir = mkdtempSync(join(tmpdir(), "signing-flags-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const privatePem = () =>
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  const publicPem = () =>
+    generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "pem" }).toString();
+
+  it("takes a signing key, origin keys and --require-signatures", () => {
+    const key = file("signing.pem", privatePem());
+    const keys = file("origin-keys.yaml", JSON.stringify({ origins: { hub: [publicPem()] } }));
+    expect(
+      parseRegistrarFlags([
+        "--cluster",
+        "east",
+        "--signing-key-file",
+        key,
+        "--origin-keys",
+        keys,
+        "--require-signatures",
+      ]),
+    ).toMatchObject({ signingKeyFile: key, originKeysFile: keys, requireSignatures: true });
+    expect(parseRegistrarFlags(["--cluster", "east"])).toMatchObject({
+      signingKeyFile: undefined,
+      originKeysFile: undefined,
+      requireSignatures: false,
+    });
+  });
+
+  it.each([
+    [
+      "a signing key that is a public key, naming the file and not its contents",
+      () => ["--signing-key-file", file("public.pem", publicPem())],
+      /--signing-key-file: .*public\.pem: not a PEM private key/,
+    ],
+    [
+      "a missing signing key",
+      () => ["--signing-key-file", join(dir, "missing.pem")],
+      /--signing-key-file: cannot read .*missing\.pem: ENOENT/,
+    ],
+    [
+      "origin keys with a private key in them",
+      () => [
+        "--origin-keys",
+        file("bad-keys.yaml", JSON.stringify({ origins: { hub: [privatePem()] } })),
+      ],
+      /--origin-keys: .*bad-keys\.yaml: origins\.hub\[0\] is not one PEM public key/,
+    ],
+    [
+      "--require-signatures without --origin-keys",
+      () => ["--require-signatures"],
+      /--require-signatures needs --origin-keys/,
+    ],
+  ])("refuses %s", (_name, flags, message) => {
+    const argv = ["--cluster", "east", ...flags()];
+    expect(() => parseRegistrarFlags(argv)).toThrow(UsageError);
+    expect(() => parseRegistrarFlags(argv)).toThrow(message);
+    expect(() => parseRegistrarFlags(argv)).not.toThrow(/MC4CAQAw|MCowBQYD/);
   });
 });

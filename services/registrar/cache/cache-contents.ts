@@ -105,6 +105,13 @@ export interface CacheContents {
    * how many deletes were applied.
    */
   releaseHolds(origin?: string): number;
+  /**
+   * Judges the puts refused for their signature again (the origins' keys
+   * changed; see `ProjectionIndex.readmit`): those now accepted are applied
+   * at the current revision and published, and no resume at or before it is
+   * replayed any more. Returns how many were applied.
+   */
+  readmit(): number;
 }
 
 /** Creates empty contents (revision 0). */
@@ -135,6 +142,15 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
     if (records.length === 0) return;
     log.remember(records);
     subscribers.publish(records);
+  }
+
+  /** Publishes changes made at the current revision, not from the store: no replay up to it. */
+  function publishOutOfBand(records: readonly ChangeRecord[]): number {
+    if (records.length > 0) {
+      subscribers.publish(records);
+      log.seal(revision);
+    }
+    return records.length;
   }
 
   return {
@@ -194,12 +210,10 @@ export function createCacheContents(options: CacheContentsOptions): CacheContent
     closeSubscribers: (error) => subscribers.closeAll(error),
     holds: () => guard.holds(),
     releaseHolds(origin) {
-      const records = guard.release(origin, revision);
-      if (records.length > 0) {
-        subscribers.publish(records);
-        log.seal(revision);
-      }
-      return records.length;
+      return publishOutOfBand(guard.release(origin, revision));
+    },
+    readmit() {
+      return publishOutOfBand(index.readmit(revision));
     },
   };
 }

@@ -149,6 +149,12 @@ export interface ConfigCache {
    * are applied and published now. Returns how many deletes were applied.
    */
   releaseHolds(origin?: string): number;
+  /**
+   * Judges again the puts refused for their signature, after the origins'
+   * keys changed: those now accepted are applied and published. Returns how
+   * many were applied (see `CacheContents.readmit`).
+   */
+  readmit(): number;
 }
 
 /**
@@ -316,5 +322,6 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     entries: () => index.entries(),
     holds: () => contents.holds(),
     releaseHolds: (origin) => contents.releaseHolds(origin),
+    readmit: () => contents.readmit(),
   };
 }

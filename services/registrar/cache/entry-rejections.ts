@@ -1,8 +1,10 @@
 /**
  * The projection index's rejections in force, by origin and service: the
  * import policy's rejection of each held entry that has one, and the puts
- * refused as `rollback` against the index's high-water marks (see
- * `version-marks.ts`), which are never held. Each new rejected value (a new
+ * refused, which are never held: as `rollback` against the index's
+ * high-water marks (see `version-marks.ts`), or for their signature
+ * (`unsigned`, `unknown_key`, `bad_signature`: a forged value must not
+ * replace the last good projection). Each new rejected value (a new
  * modification revision) is reported once. Synchronous, no I/O.
  */
 import type {
@@ -10,8 +12,20 @@ import type {
   ImportRejection,
   ImportRejectionReason,
 } from "../../common/import-policy.js";
+import type { SignatureRejectionReason } from "../../common/signature-check.js";
 import { createVersionMarks } from "../../common/version-marks.js";
 import { byServiceThenOrigin, type CachedProjection } from "./cached-projection.js";
+
+/** The rejection reasons of a put that is refused (not applied), besides `rollback`. */
+const SIGNATURE_REASONS: ReadonlySet<ImportRejectionReason> = new Set<SignatureRejectionReason>([
+  "unsigned",
+  "unknown_key",
+  "bad_signature",
+]);
+
+/** Whether `reason` is a signature's: the put is refused, and judged again when the keys change. */
+export const isSignatureReason = (reason: ImportRejectionReason): boolean =>
+  SIGNATURE_REASONS.has(reason);
 
 /** The key of an origin's service in the index. */
 export const entryKey = (origin: string, service: string) => `${origin}\u0000${service}`;
@@ -20,11 +34,14 @@ export const entryKey = (origin: string, service: string) => `${origin}\u0000${s
 export interface EntryRejections {
   /**
    * Judges a put of `entry` before it is applied: false when it is a
-   * rollback (refused: it must not be applied; the refusal is in force
-   * until its key changes), true when it may be applied (its policy
-   * rejection, if any, is then in force and its mark raised when none).
+   * rollback or its signature is rejected (refused: it must not be
+   * applied; the refusal is in force until its key changes), true when it
+   * may be applied (its policy rejection, if any, is then in force and its
+   * mark raised when none).
    */
   admit(entry: CachedProjection): boolean;
+  /** The entries refused for their signature, to judge again when the keys change. */
+  refusedForSignature(): CachedProjection[];
   /** Forgets every rejection of `origin`'s `service` (it was deleted); its mark stays. */
   forget(origin: string, service: string): void;
   /** Whether the held entry of `key` is rejected by the policy (it never wins). */
@@ -74,11 +91,21 @@ export function createEntryRejections(
         }
         marks.accept(entry);
         rejected.delete(key);
+      } else if (isSignatureReason(rejection.reason)) {
+        remember(refused, key, rejection);
+        return false;
       } else {
         remember(rejected, key, rejection);
       }
       refused.delete(key);
       return true;
+    },
+    refusedForSignature() {
+      const entries: CachedProjection[] = [];
+      for (const { reason, candidate } of refused.values()) {
+        if (isSignatureReason(reason)) entries.push(candidate);
+      }
+      return entries;
     },
     forget(origin, service) {
       const key = entryKey(origin, service);

@@ -18,7 +18,11 @@
  * version of its origin and service this index accepted in its lifetime
  * (deletes included) is not applied at all. The entry held stays served,
  * the refusal is reported and counted as a `rollback` rejection until the
- * key changes again, and no record is published.
+ * key changes again, and no record is published. So are puts whose
+ * signature the policy rejects (`unsigned`, `unknown_key`,
+ * `bad_signature`): a forged value never replaces the last good projection,
+ * and {@link ProjectionIndex.readmit} judges them again when the origins'
+ * keys change.
  */
 import type {
   ImportConflict,
@@ -134,6 +138,12 @@ export interface ProjectionIndex {
     revision: number,
     sweep?: (stale: CachedProjection[]) => readonly CachedProjection[],
   ): ChangeRecord[];
+  /**
+   * Judges the puts refused for their signature again (the origins' keys
+   * changed): each is applied at `revision` when the policy now accepts it
+   * (and it is no rollback). Returns the records of those applied.
+   */
+  readmit(revision: number): ChangeRecord[];
   /** The entry of `origin`'s `service`, if the index holds one. */
   get(origin: string, service: string): CachedProjection | undefined;
   /** How many entries of `origin` the index holds. */
@@ -343,6 +353,14 @@ export function createProjectionIndex(options: ProjectionIndexOptions): Projecti
   return {
     apply,
     resync,
+    readmit(revision) {
+      const records: ChangeRecord[] = [];
+      for (const entry of rejections.refusedForSignature()) {
+        const record = apply({ type: "put", entry, revision });
+        if (record !== undefined) records.push(record);
+      }
+      return records;
+    },
     get: (origin, service) => all.get(entryKey(origin, service)),
     originSize: (origin) => perOriginCount.get(origin) ?? 0,
     upsertRecord(entry, revision) {

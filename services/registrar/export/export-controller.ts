@@ -25,6 +25,12 @@
  *   (one revision each); deletes are written one at a time, so that every
  *   batch a watcher sees is a set of upserts (see `ConfigCache`).
  *
+ * - Signing (`signingKey`): every value written is signed after it is
+ *   stamped (the stored bytes are what importers verify). A value under the
+ *   own keys whose seal is not the key's (unsigned, forged, an old key's;
+ *   see `export-seal.ts`) is written again: a foreign one as a repair, and
+ *   after `resign()` (a new key) every one, same content and version, so a
+ *   key rotates without a gap.
  * - A projection's `version` is its export time (RFC 3339, nanoseconds, UTC),
  *   bumped only when its content changed; identical content writes nothing.
  *   Versions strictly increase per service, even within one millisecond and
@@ -59,6 +65,7 @@ import {
 import { type Backoff, type BackoffOptions, createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { createRateLimitedLog, type RateLimitedLog } from "../../runtime/rate-limited-log.js";
+import { type SigningKey, signStoredValue } from "../../signing/signing-key.js";
 import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
 import { type ConfigStore, FencedWriteError, type WriteOptions } from "../store/config-store.js";
 import { type CoalescingRunner, createCoalescingRunner } from "./coalescing-runner.js";
@@ -66,9 +73,12 @@ import { createNoopExportMetrics, type ExportMetrics } from "./export-metrics.js
 import {
   type ChangedProjection,
   changedBatches,
+  type ExportedProjection,
   nextVersion,
   planUnexports,
+  STORE_BATCH_LIMITS,
 } from "./export-plan.js";
+import { type SealOf, sealReader, wantedSeal } from "./export-seal.js";
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
 import { type RepairKind, repairKindOf } from "./own-key-change.js";
 import { listOwnKeys, type OwnKeys } from "./own-key-watch.js";
@@ -111,6 +121,8 @@ export interface ExportControllerOptions {
    * left out as `too_large` rejections; default `DEFAULT_PROJECTION_LIMITS`.
    */
   readonly limits?: ProjectionLimits;
+  /** The key every projection is signed with now; undefined (or absent): written unsigned. */
+  readonly signingKey?: () => SigningKey | undefined;
 }
 
 /** What the controller is doing; see {@link ExportStatus.state}. */
@@ -165,6 +177,8 @@ export interface ExportStatus {
   readonly warnings: readonly RouteWarning[];
   /** The problems the source reports now (unparsable files, failed watches). */
   readonly sourceProblems: readonly SourceProblem[];
+  /** The id of the key projections are signed with; undefined: unsigned. */
+  readonly signingKeyId: string | undefined;
 }
 
 /** A running export controller. */
@@ -190,6 +204,12 @@ export interface ExportController {
    * (immediately when not the leader). For tests and orderly shutdown.
    */
   idle(): Promise<void>;
+  /**
+   * The signing key changed: the store is listed again and every projection
+   * whose seal is not the new key's is signed again (same content and
+   * version) by the next reconcile, which this asks for.
+   */
+  resign(): void;
 }
 
 /**
@@ -244,6 +264,10 @@ interface Shell {
   readonly limiter: ProjectionLimiter;
   /** Where per-route problems are logged, a few lines of each kind a minute. */
   readonly problemLog: RateLimitedLog;
+  /** The signing key in force; undefined: unsigned. */
+  readonly signingKey: () => SigningKey | undefined;
+  /** Who signed a stored own value (see `export-seal.ts`). */
+  readonly sealOf: SealOf;
   phase: "created" | "running" | "stopped";
   /** The last version issued (see {@link nextVersion}); 0 before the first. */
   lastIssued: bigint;
@@ -339,6 +363,11 @@ export function createExportController(options: ExportControllerOptions): Export
     },
     status: () => statusOf(shell, authority),
     idle: () => runner.whenIdle(),
+    resign() {
+      if (shell.phase !== "running") return;
+      dropOwnKeys(shell);
+      runner.request(0);
+    },
   };
 }
 
@@ -377,11 +406,14 @@ function newShell(options: ExportControllerOptions): Shell {
     maxMs: options.retryMaxMs ?? 5_000,
     ...(options.random === undefined ? {} : { random: options.random }),
   };
+  const signingKey = options.signingKey ?? (() => undefined);
   return {
     source,
     store,
     origin,
     leadership,
+    signingKey,
+    sealOf: sealReader(origin, signingKey),
     logger: options.logger ?? createSilentLogger(),
     metrics: options.metrics ?? createNoopExportMetrics(),
     clock: options.clock ?? systemClockNanos,
@@ -471,6 +503,7 @@ async function listView(shell: Shell, term: LeaderTerm): Promise<OwnKeys> {
     store: shell.store,
     logger: shell.logger,
     retry: shell.retry,
+    sealOf: shell.sealOf,
     onForeign: (service) => {
       shell.toRepair.add(service);
       shell.request();
@@ -551,7 +584,10 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
     // Tasks are made as the writers ask for them: the content of the next
     // batch is encoded while earlier batches are in flight.
     function* tasks(): Generator<() => Promise<void>> {
-      for (const batch of changedBatches(pending, own.view)) yield () => writeBatch(batch);
+      const seal = wantedSeal(shell.signingKey());
+      for (const batch of changedBatches(pending, own.view, STORE_BATCH_LIMITS, seal)) {
+        yield () => writeBatch(batch);
+      }
       for (const service of unexports.unexport) yield () => unexport(service);
     }
     try {
@@ -611,19 +647,26 @@ function writers(
 
   const writeBatch = async (batch: readonly ChangedProjection[]): Promise<void> => {
     checkTerm(shell, term);
-    const stamped = batch.map(({ projection, digest }) => {
-      const previous = own.view.get(projection.service)?.version;
-      shell.lastIssued = nextVersion(previous, shell.clock(), shell.lastIssued);
-      const version = formatVersion(shell.lastIssued);
-      const token = own.expect(projection.service, { type: "put", digest, version });
+    const key = shell.signingKey();
+    const seal = wantedSeal(key);
+    const sign =
+      key === undefined ? undefined : (value: Uint8Array) => signStoredValue(value, origin, key);
+    const repaired = batch.map(({ projection }) => isRepair(projection.service));
+    const stamped = batch.map(({ projection, digest, resealVersion }, i) => {
+      // Signed again under its version (a new key), unless it repairs another writer's value.
+      const version =
+        resealVersion !== undefined && !repaired[i]
+          ? resealVersion
+          : issueVersion(shell, own.view.get(projection.service));
+      const token = own.expect(projection.service, { type: "put", digest, version, seal });
       return { projection: { ...projection, version, originCluster: origin }, token };
     });
-    const repaired = batch.map(({ projection }) => isRepair(projection.service));
     const revision = await store.write(
       stamped.map(({ projection }, i) => ({
         type: "put",
         projection,
         content: (batch[i] as ChangedProjection).content,
+        ...(sign === undefined ? {} : { seal: sign }),
       })),
       writeOptions,
     );
@@ -659,6 +702,12 @@ function writers(
     logger.debug({ service, revision }, "unexported a projection no longer exported");
   };
   return { writeBatch, unexport };
+}
+
+/** Issues the next version for new content of a service stored as `previous` (see {@link nextVersion}). */
+function issueVersion(shell: Shell, previous: ExportedProjection | undefined): string {
+  shell.lastIssued = nextVersion(previous?.version, shell.clock(), shell.lastIssued);
+  return formatVersion(shell.lastIssued);
 }
 
 /**
@@ -763,5 +812,6 @@ function statusOf(shell: Shell, authority: ReturnType<typeof exportAuthority>): 
     rejections: shell.rejections,
     warnings: shell.warnings,
     sourceProblems: authority.exports ? source.problems() : [],
+    signingKeyId: shell.signingKey()?.keyId,
   };
 }

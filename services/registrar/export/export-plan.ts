@@ -4,11 +4,12 @@
  * synchronous: no store, no clock (the caller passes the clock's reading),
  * no timers, so it is tested with tables.
  *
- * - The view: each stored service's content digest and version, as listed
+ * - The view: each stored service's content digest, version and seal (who
+ *   signed it, see `export-seal.ts`), as listed
  *   once per term (see {@link storedView}) and kept up to date by the
  *   controller's own writes and the watch of its keys (`own-key-watch.ts`).
- * - The changes: the projections whose content differs from the view, in
- *   write batches, their content encoded only as each batch is asked for
+ * - The changes: the projections whose content (or seal) differs from the
+ *   view, in write batches, their content encoded only as each batch is asked for
  *   (see {@link changedBatches}).
  * - The unexports: the services in the view that are no longer projected,
  *   held while the source reports problems (see {@link planUnexports}).
@@ -21,6 +22,7 @@ import { projectionContent } from "../../common/projection-content.js";
 import { parseVersion } from "../../common/projection-version.js";
 import { MAX_WRITE_BATCH, type StoredProjection } from "../store/config-store.js";
 import { unstampValue } from "../store/decode-entry.js";
+import type { SealOf } from "./export-seal.js";
 
 /** What the controller knows it wrote (or listed) for one service under its origin. */
 export interface ExportedProjection {
@@ -28,6 +30,8 @@ export interface ExportedProjection {
   readonly digest: string;
   /** The stored version. */
   readonly version: string;
+  /** Who signed the stored value (see `export-seal.ts`); `""` unsigned. */
+  readonly seal: string;
 }
 
 /** What the store holds under the controller's origin, by service (`namespace/name`). */
@@ -43,8 +47,8 @@ export function contentDigest(content: Uint8Array): string {
 }
 
 /**
- * Builds the view of stored projections: each entry's content digest and
- * version, by service. The content is read off the stored bytes without
+ * Builds the view of stored projections: each entry's content digest,
+ * version and seal (`sealOf` its stored bytes; default: unsigned), by service. The content is read off the stored bytes without
  * decoding them: they are encoded canonically (by the controller, or a
  * `--seed`), so dropping the origin and version fields gives exactly the
  * content bytes; bytes that do not parse fall back to the decoded
@@ -53,24 +57,29 @@ export function contentDigest(content: Uint8Array): string {
  */
 export function storedView(
   entries: Iterable<Pick<StoredProjection, "service" | "value" | "version" | "projection">>,
+  sealOf: SealOf = () => "",
 ): ExportView {
   const view: ExportView = new Map();
   for (const entry of entries) {
-    view.set(entry.service, { digest: storedDigest(entry), version: entry.version });
+    view.set(entry.service, {
+      digest: storedDigest(entry),
+      version: entry.version,
+      seal: sealOf(entry.value),
+    });
   }
   return view;
 }
 
 /**
  * The content digest of a stored entry, as {@link storedView} reads it: of
- * the stored bytes without origin and version, or of the decoded
+ * the stored bytes without origin, version and signature, or of the decoded
  * projection's content when the bytes do not parse.
  */
 export function storedDigest(entry: Pick<StoredProjection, "value" | "projection">): string {
   return contentDigest(unstampValue(entry.value) ?? projectionContent(entry.projection));
 }
 
-/** A projection whose content differs from what the view holds. */
+/** A projection whose content (or seal) differs from what the view holds. */
 export interface ChangedProjection {
   /** The projection, without version and origin. */
   readonly projection: ServiceConfigProjection;
@@ -80,6 +89,12 @@ export interface ChangedProjection {
   readonly digest: string;
   /** Whether the view holds no projection of the service yet. */
   readonly isNew: boolean;
+  /**
+   * The stored version when only the seal differs (same content: the value
+   * is signed again under its version, see `wantedSeal`); undefined when the
+   * content is new or changed (a new version is issued).
+   */
+  readonly resealVersion: string | undefined;
 }
 
 /** The most content bytes one write batch carries, well under etcd's 1.5 MiB request limit. */
@@ -103,7 +118,8 @@ export const STORE_BATCH_LIMITS: BatchLimits = {
 };
 
 /**
- * Yields the projections whose content differs from `view`, in order, in
+ * Yields the projections whose content differs from `view`, or whose stored
+ * seal is not `seal` (the one wanted, `""` unsigned), in order, in
  * batches of at most `limits.maxCount` projections and about
  * `limits.maxBytes` bytes (a projection larger than that goes alone),
  * encoding each projection's content only when the batch is asked for.
@@ -116,6 +132,7 @@ export function* changedBatches(
   projections: (ServiceConfigProjection | undefined)[],
   view: ReadonlyMap<string, ExportedProjection>,
   limits: BatchLimits = STORE_BATCH_LIMITS,
+  seal = "",
 ): Generator<ChangedProjection[]> {
   let batch: ChangedProjection[] = [];
   let bytes = 0;
@@ -126,14 +143,16 @@ export function* changedBatches(
     const known = view.get(projection.service);
     const content = projectionContent(projection);
     const digest = contentDigest(content);
-    if (known?.digest === digest) continue;
+    const sameContent = known?.digest === digest;
+    if (sameContent && known?.seal === seal) continue;
     const size = content.length + BATCH_ENTRY_OVERHEAD;
     if (batch.length > 0 && (batch.length >= limits.maxCount || bytes + size > limits.maxBytes)) {
       yield batch;
       batch = [];
       bytes = 0;
     }
-    batch.push({ projection, content, digest, isNew: known === undefined });
+    const resealVersion = sameContent ? known?.version : undefined;
+    batch.push({ projection, content, digest, isNew: known === undefined, resealVersion });
     bytes += size;
   }
   if (batch.length > 0) yield batch;

@@ -24,6 +24,8 @@ export type OwnKeyChange =
       readonly digest: string;
       /** The version of the value written. */
       readonly version: string;
+      /** Who signed the value written (see `export-seal.ts`). */
+      readonly seal: string;
     }
   | {
       /** The key was deleted. */
@@ -45,8 +47,8 @@ export type OwnKeyVerdict =
  * Classifies `change` of a key whose view entry is `known` (undefined: the
  * view holds no projection of the service) while the controller expects
  * `expected` of it (undefined: no write of the key is pending): `own` when
- * it is the expected change (same type; for a put, same digest and
- * version), else `overtaken` while a write is pending; without one,
+ * it is the expected change (same type; for a put, same digest, version
+ * and seal), else `overtaken` while a write is pending; without one,
  * `unchanged` when it leaves the key as the view has it, else `foreign`.
  */
 export function classifyOwnKeyChange(
@@ -56,15 +58,15 @@ export function classifyOwnKeyChange(
 ): OwnKeyVerdict {
   if (expected !== undefined) return sameChange(change, expected) ? "own" : "overtaken";
   if (change.type === "delete") return known === undefined ? "unchanged" : "foreign";
-  return known !== undefined && known.digest === change.digest && known.version === change.version
+  return known !== undefined && sameChange(change, { type: "put", ...known })
     ? "unchanged"
     : "foreign";
 }
 
-/** Whether `a` and `b` are the same change: both deletes, or puts of the same digest and version. */
+/** Whether `a` and `b` are the same change: both deletes, or puts of the same digest, version and seal. */
 function sameChange(a: OwnKeyChange, b: OwnKeyChange): boolean {
   if (a.type === "delete" || b.type === "delete") return a.type === b.type;
-  return a.digest === b.digest && a.version === b.version;
+  return a.digest === b.digest && a.version === b.version && a.seal === b.seal;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   type StoreWatch,
 } from "../store/config-store.js";
 import { type ExportView, storedDigest, storedView } from "./export-plan.js";
+import type { SealOf } from "./export-seal.js";
 import { classifyOwnKeyChange, type OwnKeyChange } from "./own-key-change.js";
 
 /** Options of {@link listOwnKeys}. */
@@ -42,6 +43,8 @@ export interface OwnKeysOptions {
   readonly logger: Logger;
   /** The delays before a failed watch is opened again. */
   readonly retry: BackoffOptions;
+  /** Who signed a stored value (see `export-seal.ts`); default: every value unsigned. */
+  readonly sealOf?: SealOf;
 }
 
 /** A listed and watched view; see {@link listOwnKeys}. */
@@ -79,19 +82,20 @@ const HEALTHY_WATCH_MS = 10_000;
 export async function listOwnKeys(options: OwnKeysOptions): Promise<OwnKeys> {
   const { store, onForeign, logger } = options;
   const listing = await store.list({ origin: store.origin });
-  const view = storedView(listing.entries);
+  const sealOf = options.sealOf ?? (() => "");
+  const view = storedView(listing.entries, sealOf);
   /** The change each pending write is to make, by service, until the watch reports it. */
   const expected = new Map<string, OwnKeyChange>();
 
   const apply = (service: string, change: OwnKeyChange): void => {
-    if (change.type === "put")
-      view.set(service, { digest: change.digest, version: change.version });
-    else view.delete(service);
+    if (change.type === "put") {
+      view.set(service, { digest: change.digest, version: change.version, seal: change.seal });
+    } else view.delete(service);
   };
   const onEvents = (events: StoreEvent[]): void => {
     for (const event of events) {
       const service = event.type === "put" ? event.entry.service : event.service;
-      const change = observed(event);
+      const change = observed(event, sealOf);
       const verdict = classifyOwnKeyChange(change, view.get(service), expected.get(service));
       if (verdict === "own") {
         expected.delete(service);
@@ -200,8 +204,14 @@ function createFollower(
   };
 }
 
-/** The change an event reports, with a put's content digest. */
-function observed(event: StoreEvent): OwnKeyChange {
+/** The change an event reports, with a put's content digest and seal. */
+function observed(event: StoreEvent, sealOf: SealOf): OwnKeyChange {
   if (event.type === "delete") return { type: "delete" };
-  return { type: "put", digest: storedDigest(event.entry), version: event.entry.version };
+  const { entry } = event;
+  return {
+    type: "put",
+    digest: storedDigest(entry),
+    version: entry.version,
+    seal: sealOf(entry.value),
+  };
 }

@@ -134,6 +134,12 @@ export type StoreWrite =
        * again. It must be exactly that encoding.
        */
       readonly content?: Uint8Array;
+      /**
+       * Applied to the stamped value (the bytes as they would be stored)
+       * just before it is written: what it returns is stored (the export
+       * controller signs the value; see `services/signing/signing-key.ts`).
+       */
+      readonly seal?: (value: Uint8Array) => Uint8Array;
     }
   | {
       /** Delete the own origin's projection of `service` (nothing when there is none). */

@@ -11,6 +11,7 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { DEFAULT_PROJECTION_LIMITS } from "../../common/projection-limits.js";
+import { SIGNATURE_FIELD } from "../../common/projection-signature.js";
 import { checkServiceName } from "../../common/service-name.js";
 import { fieldSpans } from "../../common/wire-fields.js";
 import type { Logger } from "../../runtime/logger.js";
@@ -191,17 +192,19 @@ export function stampContent(
 }
 
 /**
- * Returns a stored value's bytes without its `origin_cluster` (2) and
- * `version` (3) fields: for a value encoded canonically (fields in number
- * order, as every writer of this code base encodes), the content bytes that
- * {@link stampContent} stamps. Returns undefined for bytes that are not a
- * well-formed sequence of protobuf fields.
+ * Returns a stored value's bytes without its `origin_cluster` (2), `version`
+ * (3) and `signature` (15) fields: for a value encoded canonically (fields
+ * in number order, as every writer of this code base encodes), the content
+ * bytes that {@link stampContent} stamps. Returns undefined for bytes that
+ * are not a well-formed sequence of protobuf fields.
  */
 export function unstampValue(value: Uint8Array): Uint8Array | undefined {
   const kept: [number, number][] = [];
   for (const span of fieldSpans(value)) {
     if (span === undefined) return undefined;
-    if (span.field !== 2 && span.field !== 3) kept.push([span.start, span.end]);
+    if (span.field !== 2 && span.field !== 3 && span.field !== SIGNATURE_FIELD) {
+      kept.push([span.start, span.end]);
+    }
   }
   const out = new Uint8Array(kept.reduce((sum, [from, to]) => sum + to - from, 0));
   let offset = 0;
@@ -269,7 +272,8 @@ export function encodeWriteBatch(
       change.content === undefined
         ? undefined
         : stampContent(change.content, origin, change.projection.version);
-    const value = stamped ?? encodeProjection(change.projection, origin);
+    const unsealed = stamped ?? encodeProjection(change.projection, origin);
+    const value = change.seal === undefined ? unsealed : change.seal(unsealed);
     decoder?.noteWritten(key, value, change.projection.version);
     return { key, value };
   });
