@@ -77,6 +77,16 @@ function startHub(): Promise<RegistrarProcess> {
   ]);
 }
 
+/** The key id the hub reports signing with (GetConfigStatus). */
+async function hubSigningKeyId(): Promise<string | undefined> {
+  if (hub === undefined) return undefined;
+  const client = createClient(
+    ConfigService,
+    createConnectTransport({ baseUrl: hub.url, httpVersion: "1.1" }),
+  );
+  return (await client.getConfigStatus({})).export?.signingKeyId;
+}
+
 const spokeClient = () =>
   createClient(ConfigService, createConnectTransport({ baseUrl: spoke.url, httpVersion: "1.1" }));
 
@@ -163,6 +173,7 @@ describe("signed projections between registrars", () => {
     const values = await hubValues();
     expect(values.size).toBeGreaterThan(1);
     for (const value of values.values()) expect(keyIdIn(value)).toBe(keyA.id);
+    expect(await hubSigningKeyId()).toBe(keyA.id);
     expect((await spokeClient().getConfigStatus({})).rejections).toEqual([]);
     expect(await signatureRejections()).toBe(0);
   });
@@ -187,6 +198,7 @@ describe("signed projections between registrars", () => {
         TIMEOUT_MS,
         "every hub projection re-signed with key B",
       );
+      expect(await hubSigningKeyId()).toBe(keyB.id);
       await writeOriginKeys([keyB.publicPem]);
       await keysRead(1);
       // Re-signed under the same version: nothing new to route.

@@ -52,6 +52,7 @@ export function exportStatusMessage(
     sourceProblems: boundSourceProblems(status.sourceProblems, limit),
     lastSuccessTime: status.lastSuccessAt?.toISOString() ?? "",
     lastError: capText(status.lastError ?? ""),
+    signingKeyId: status.signingKeyId ?? "",
   });
 }
 
