@@ -174,6 +174,10 @@ describe("signed projections between registrars", () => {
     expect(values.size).toBeGreaterThan(1);
     for (const value of values.values()) expect(keyIdIn(value)).toBe(keyA.id);
     expect(await hubSigningKeyId()).toBe(keyA.id);
+    const hubOrigin = (await spokeClient().getConfigStatus({})).origins.find(
+      (o) => o.origin === "hub",
+    );
+    expect(hubOrigin?.signedProjections).toBe(values.size);
     expect((await spokeClient().getConfigStatus({})).rejections).toEqual([]);
     expect(await signatureRejections()).toBe(0);
   });

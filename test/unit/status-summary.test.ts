@@ -5,7 +5,10 @@
  * before the index kept conflicts (resolving the import policy over every
  * entry), so the response stays what it was.
  */
+import { generateKeyPairSync } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import { createImportPolicy, type ImportPolicy } from "../../services/common/import-policy.js";
 import { parseVersion } from "../../services/common/projection-version.js";
 import type { CachedProjection } from "../../services/registrar/cache/cached-projection.js";
@@ -14,6 +17,8 @@ import {
   type StatusSummary,
   summarizeStatus,
 } from "../../services/registrar/service/status-summary.js";
+import { encodeProjection } from "../../services/registrar/store/decode-entry.js";
+import { parseSigningKey, signStoredValue } from "../../services/signing/signing-key.js";
 import { cachedEntry, putOf } from "../support/cache-entries.js";
 import { versionAt } from "../support/projections.js";
 
@@ -44,6 +49,7 @@ function resolvedSummary(policy: ImportPolicy, entries: CachedProjection[]): Sta
         newestVersion: s.newest,
         oldestVersion: s.oldest,
         trusted: policy.controlCluster === undefined || policy.controlCluster === origin,
+        signedProjections: 0,
       };
     }),
     rejections: resolution.rejections.map((r) => ({
@@ -242,6 +248,7 @@ describe("summarizeStatus bounds", () => {
       newestVersion: "",
       oldestVersion: "",
       trusted: false,
+      signedProjections: 0,
     });
     expect(summary.rejections).toHaveLength(101);
     expect(summary.rejections[100]).toEqual({
@@ -280,5 +287,35 @@ describe("summarizeStatus bounds", () => {
     expect(conflict?.winnerOrigin).toBe("o-29");
     expect(conflict?.loserOrigins).toHaveLength(21);
     expect(conflict?.loserOrigins[20]).toBe("(9 more)");
+  });
+});
+
+describe("summarizeStatus signed projections", () => {
+  it("counts each origin's projections that carry a signature, reading only the top-level fields", () => {
+    const key = parseSigningKey(
+      generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }),
+      "test key",
+    );
+    const value = (service: string) =>
+      encodeProjection(
+        create(ServiceConfigProjectionSchema, { service, version: versionAt(1) }),
+        "hub",
+      );
+    const entries = [
+      cachedEntry("hub", "ns/a", versionAt(1), 1, signStoredValue(value("ns/a"), "hub", key)),
+      cachedEntry("hub", "ns/b", versionAt(1), 2, value("ns/b")),
+      cachedEntry("hub", "ns/c", versionAt(1), 3, signStoredValue(value("ns/c"), "hub", key)),
+      cachedEntry("east", "ns/d", versionAt(1), 4),
+    ];
+    const summary = summarizeStatus({
+      entries,
+      rejections: [],
+      conflicts: [],
+      controlCluster: undefined,
+    });
+    expect(summary.origins.map((o) => [o.origin, o.projections, o.signedProjections])).toEqual([
+      ["east", 1, 0],
+      ["hub", 3, 2],
+    ]);
   });
 });

@@ -23,7 +23,9 @@ import {
   truncationNote,
 } from "../../common/bounded-list.js";
 import type { ImportConflict, ImportRejection } from "../../common/import-policy.js";
+import { SIGNATURE_FIELD } from "../../common/projection-signature.js";
 import { parseVersion } from "../../common/projection-version.js";
+import { fieldSpans } from "../../common/wire-fields.js";
 import type { CachedProjection } from "../cache/cached-projection.js";
 
 /** One origin's projections in the store (an `OriginStatus`). */
@@ -38,6 +40,8 @@ export interface OriginSummary {
   readonly oldestVersion: string;
   /** Whether the import policy trusts the origin. */
   readonly trusted: boolean;
+  /** How many of its projections carry a signature (the rest are unsigned). */
+  readonly signedProjections: number;
 }
 
 /** A stored projection the import policy rejects (an `ImportRejection` message). */
@@ -111,16 +115,24 @@ export function summarizeStatus(sources: StatusSources): StatusSummary {
   const limit = sources.limit ?? DEFAULT_LIST_LIMIT;
   const origins = new Map<
     string,
-    { count: number; newest: string; oldest: string; newestNs: bigint; oldestNs: bigint }
+    {
+      count: number;
+      signed: number;
+      newest: string;
+      oldest: string;
+      newestNs: bigint;
+      oldestNs: bigint;
+    }
   >();
   for (const entry of sources.entries) {
     const ns = parseVersion(entry.projection.version);
     let summary = origins.get(entry.origin);
     if (summary === undefined) {
-      summary = { count: 0, newest: "", oldest: "", newestNs: -1n, oldestNs: -1n };
+      summary = { count: 0, signed: 0, newest: "", oldest: "", newestNs: -1n, oldestNs: -1n };
       origins.set(entry.origin, summary);
     }
     summary.count++;
+    if (hasSignature(entry.value)) summary.signed++;
     if (ns !== undefined) {
       if (summary.newestNs < 0n || ns > summary.newestNs) {
         summary.newestNs = ns;
@@ -138,13 +150,19 @@ export function summarizeStatus(sources: StatusSources): StatusSummary {
   const conflicts = boundList(sources.conflicts, limit);
   const summary: StatusSummary = {
     origins: shownOrigins.items.map((origin) => {
-      const summary = origins.get(origin) as { count: number; newest: string; oldest: string };
+      const summary = origins.get(origin) as {
+        count: number;
+        signed: number;
+        newest: string;
+        oldest: string;
+      };
       return {
         origin: capText(origin),
         projections: summary.count,
         newestVersion: capText(summary.newest),
         oldestVersion: capText(summary.oldest),
         trusted: controlCluster === undefined || controlCluster === origin,
+        signedProjections: summary.signed,
       };
     }),
     rejections: rejections.items.map((r) => ({
@@ -168,6 +186,10 @@ export function summarizeStatus(sources: StatusSources): StatusSummary {
       newestVersion: "",
       oldestVersion: "",
       trusted: false,
+      signedProjections: hidden.reduce(
+        (sum, origin) => sum + (origins.get(origin)?.signed ?? 0),
+        0,
+      ),
     });
   }
   if (rejections.omitted > 0) {
@@ -187,4 +209,13 @@ export function summarizeStatus(sources: StatusSources): StatusSummary {
     });
   }
   return summary;
+}
+
+/** Whether stored bytes carry a signature record (read off the top-level fields, nothing decoded). */
+function hasSignature(value: Uint8Array): boolean {
+  for (const span of fieldSpans(value)) {
+    if (span === undefined) return false;
+    if (span.field === SIGNATURE_FIELD) return true;
+  }
+  return false;
 }
