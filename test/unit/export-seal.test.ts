@@ -8,7 +8,11 @@ import { generateKeyPairSync } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
-import { sealReader, wantedSeal } from "../../services/registrar/export/export-seal.js";
+import {
+  createSealer,
+  sealReader,
+  wantedSeal,
+} from "../../services/registrar/export/export-seal.js";
 import { encodeProjection } from "../../services/registrar/store/decode-entry.js";
 import { parseSigningKey, signStoredValue } from "../../services/signing/signing-key.js";
 import { versionAt } from "../support/projections.js";
@@ -54,5 +58,16 @@ describe("the export seal", () => {
     expect(wantedSeal(own)).toBe(own.keyId);
     expect(wantedSeal(undefined)).toBe("");
     expect(sealReader("hub", () => undefined)(value)).toBe(`?${old.keyId}`);
+  });
+
+  it("knows the values it signed by identity, for the key in force only", () => {
+    let key = own;
+    const sealer = createSealer("hub", () => key);
+    const value = sealer.sign(stored, own);
+    expect(sealer.sealOf(value)).toBe(own.keyId);
+    // The same bytes in another array are verified: still the key's.
+    expect(sealer.sealOf(Uint8Array.from(value))).toBe(own.keyId);
+    key = old;
+    expect(sealer.sealOf(value)).toBe(`?${own.keyId}`);
   });
 });

@@ -65,7 +65,7 @@ import {
 import { type Backoff, type BackoffOptions, createBackoff } from "../../runtime/backoff.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { createRateLimitedLog, type RateLimitedLog } from "../../runtime/rate-limited-log.js";
-import { type SigningKey, signStoredValue } from "../../signing/signing-key.js";
+import type { SigningKey } from "../../signing/signing-key.js";
 import type { ObjectSource, SourceProblem } from "../../sources/object-source.js";
 import { type ConfigStore, FencedWriteError, type WriteOptions } from "../store/config-store.js";
 import { type CoalescingRunner, createCoalescingRunner } from "./coalescing-runner.js";
@@ -78,7 +78,7 @@ import {
   planUnexports,
   STORE_BATCH_LIMITS,
 } from "./export-plan.js";
-import { type SealOf, sealReader, wantedSeal } from "./export-seal.js";
+import { createSealer, type Sealer, wantedSeal } from "./export-seal.js";
 import type { LeaderElection, LeaderTerm } from "./leader-election.js";
 import { type RepairKind, repairKindOf } from "./own-key-change.js";
 import { listOwnKeys, type OwnKeys } from "./own-key-watch.js";
@@ -266,8 +266,8 @@ interface Shell {
   readonly problemLog: RateLimitedLog;
   /** The signing key in force; undefined: unsigned. */
   readonly signingKey: () => SigningKey | undefined;
-  /** Who signed a stored own value (see `export-seal.ts`). */
-  readonly sealOf: SealOf;
+  /** Signs values and says who signed a stored own value (see `export-seal.ts`). */
+  readonly sealer: Sealer;
   phase: "created" | "running" | "stopped";
   /** The last version issued (see {@link nextVersion}); 0 before the first. */
   lastIssued: bigint;
@@ -413,7 +413,7 @@ function newShell(options: ExportControllerOptions): Shell {
     origin,
     leadership,
     signingKey,
-    sealOf: sealReader(origin, signingKey),
+    sealer: createSealer(origin, signingKey),
     logger: options.logger ?? createSilentLogger(),
     metrics: options.metrics ?? createNoopExportMetrics(),
     clock: options.clock ?? systemClockNanos,
@@ -503,7 +503,7 @@ async function listView(shell: Shell, term: LeaderTerm): Promise<OwnKeys> {
     store: shell.store,
     logger: shell.logger,
     retry: shell.retry,
-    sealOf: shell.sealOf,
+    sealOf: shell.sealer.sealOf,
     onForeign: (service) => {
       shell.toRepair.add(service);
       shell.request();
@@ -650,7 +650,7 @@ function writers(
     const key = shell.signingKey();
     const seal = wantedSeal(key);
     const sign =
-      key === undefined ? undefined : (value: Uint8Array) => signStoredValue(value, origin, key);
+      key === undefined ? undefined : (value: Uint8Array) => shell.sealer.sign(value, key);
     const repaired = batch.map(({ projection }) => isRepair(projection.service));
     const stamped = batch.map(({ projection, digest, resealVersion }, i) => {
       // Signed again under its version (a new key), unless it repairs another writer's value.
