@@ -6,6 +6,7 @@
 import { rename, rm, writeFile } from "node:fs/promises";
 import { operatorEnv } from "./operator-env.js";
 import type { SandboxPki } from "./sandbox-pki.js";
+import type { SandboxSigning } from "./sandbox-signing.js";
 
 /** Where the file is, and why it was not written (then it is removed). */
 export interface OperatorEnvFile {
@@ -14,13 +15,17 @@ export interface OperatorEnvFile {
 }
 
 /**
- * Writes `pki`'s environment file in its directory, replacing one of an
+ * Writes `pki`'s environment file in its directory (with `signing`'s
+ * origin keys as aetherctl's `--origin-keys` default), replacing one of an
  * earlier run; when its paths cannot be listed (`operatorEnv`), removes an
  * earlier run's file instead, so that sourcing it fails rather than set
  * stale paths, and says why.
  */
-export async function writeOperatorEnv(pki: SandboxPki): Promise<OperatorEnvFile> {
-  const env = operatorEnv(pki);
+export async function writeOperatorEnv(
+  pki: SandboxPki,
+  signing?: SandboxSigning,
+): Promise<OperatorEnvFile> {
+  const env = operatorEnv(pki, signing?.originKeysFile);
   if ("problem" in env) {
     await rm(env.file, { force: true });
     return { file: env.file, problem: env.problem };

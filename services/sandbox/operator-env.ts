@@ -28,6 +28,7 @@ export const OPERATOR_ENV_VARS = {
   cert: "AETHER_TLS_CERT_FILE",
   key: "AETHER_TLS_KEY_FILE",
   bundles: "AETHER_TRUST_DOMAIN_BUNDLE",
+  originKeys: "AETHER_ORIGIN_KEYS",
 } as const;
 
 /** The file to write, or why it cannot carry the PKI's paths. */
@@ -37,11 +38,12 @@ export type OperatorEnv =
 
 /**
  * The environment file of `pki` (its paths absolute, as `ensureSandboxPki`
- * gives them). A bundle path with a comma, or with white space at either end,
+ * gives them), with `originKeysFile` (absolute) as aetherctl's
+ * `--origin-keys` default when the sandbox signs. A bundle path with a comma, or with white space at either end,
  * cannot be an item of `$AETHER_TRUST_DOMAIN_BUNDLE` (a comma-separated list
  * of trimmed items): then the problem, and the commands keep their flags.
  */
-export function operatorEnv(pki: SandboxPki): OperatorEnv {
+export function operatorEnv(pki: SandboxPki, originKeysFile?: string): OperatorEnv {
   const file = join(pki.dir, OPERATOR_ENV_FILE);
   const bundles = [...pki.bundles].map(([cluster, path]) => `${trustDomainOf(cluster)}=${path}`);
   const unlisted = [...pki.bundles.values()].find((path) => /,|^\s|\s$/.test(path));
@@ -57,6 +59,9 @@ export function operatorEnv(pki: SandboxPki): OperatorEnv {
     `export ${OPERATOR_ENV_VARS.cert}=${shellWord(pki.operator.cert)}`,
     `export ${OPERATOR_ENV_VARS.key}=${shellWord(pki.operator.key)}`,
     `export ${OPERATOR_ENV_VARS.bundles}=${shellWord(bundles.join(","))}`,
+    ...(originKeysFile === undefined
+      ? []
+      : [`export ${OPERATOR_ENV_VARS.originKeys}=${shellWord(originKeysFile)}`]),
   ];
   return { file, text: `${lines.join("\n")}\n` };
 }

@@ -37,6 +37,16 @@ function tlsLines(info: SandboxInfo, cwd: string): string[] {
   ];
 }
 
+/** The banner's lines on signatures: who signs, who verifies, where the keys are. */
+function signingLines(info: SandboxInfo, cwd: string): string[] {
+  const signing = info.signing;
+  if (signing === undefined) return ["projections are not signed (--unsigned)"];
+  return [
+    `signed projections: the hub signs every projection with key ${signing.keyId} (Ed25519, ${shortPath(signing.keyFile, cwd)}, ${signing.reused ? "reused" : "made now"})`,
+    `  every registrar and agent verifies with ${shortPath(signing.originKeysFile, cwd)} and refuses unsigned or forged projections (--require-signatures)`,
+  ];
+}
+
 /** Where aetherctl's TLS defaults are (the operator's environment file), or why they are not. */
 function operatorEnvLines(info: SandboxInfo, cwd: string): string[] {
   const env = info.operatorEnv;
@@ -100,16 +110,24 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
     `  state: ${info.stateDir} (caches, <cluster>/routes.json${info.stateIsTemporary ? "; removed at exit" : ""})`,
   );
   if (info.pki !== undefined) lines.push("", ...tlsLines(info, cwd));
+  lines.push("", ...signingLines(info, cwd));
   if (spoke !== undefined) {
     const commands = sandboxCommands(info, spoke, cwd);
     const ctl = commands.aetherctl;
+    // The operator's environment file carries --origin-keys when there is one.
+    const keysFlag =
+      info.signing === undefined ||
+      (info.operatorEnv !== undefined && info.operatorEnv.problem === undefined)
+        ? ""
+        : ` --origin-keys ${shortPath(info.signing.originKeysFile, cwd)}`;
     lines.push(
       "",
       "try",
       ...(local === undefined ? [] : [`  curl -s ${local.url}/routes`]),
       `  ${commands.readyz}`,
       ...(commands.source === undefined ? [] : [`  ${commands.source}`]),
-      `  ${ctl} list`,
+      `  ${ctl} list${keysFlag}`,
+      `  ${ctl} get shop/checkout${keysFlag}`,
       `  ${ctl} status`,
       `  ${ctl} explain --from-namespace web GET http://checkout.shop:8080/cart`,
       `  ${ctl} explain --from-namespace shop --random 0.95 GET http://checkout.shop:8080/`,

@@ -16,6 +16,9 @@ const ROOT = resolve(import.meta.dirname, "../..");
 /** The default `--pki-dir`, under the repository root (gitignored). */
 export const DEFAULT_PKI_DIR = ".sandbox/pki";
 
+/** Where the hub's signing key and the importers' origin keys are kept (gitignored). */
+export const DEFAULT_SIGNING_DIR = ".sandbox/signing";
+
 /** The default first port: the hub registrar's (spokes and agents follow it). */
 export const DEFAULT_BASE_PORT = 8080;
 
@@ -41,6 +44,11 @@ export interface SandboxConfig {
   readonly tls: boolean;
   /** Where the PKI of `tls` is kept and reused (absolute; default `.sandbox/pki` in the repository). */
   readonly pkiDir: string;
+  /**
+   * Where the hub's signing key is kept and reused (absolute; default
+   * `.sandbox/signing`); undefined: `--unsigned`, nothing is signed or verified.
+   */
+  readonly signingDir: string | undefined;
 }
 
 /** The `--help` text. */
@@ -68,6 +76,13 @@ Flags:
   --plaintext               no TLS: plain HTTP/h2c everywhere, no openssl needed
   --pki-dir DIR             where the certificates are kept and reused across runs
                             (default .sandbox/pki in the repository)
+  --unsigned                do not sign: by default the hub signs every projection
+                            with a key kept in .sandbox/signing (Ed25519, made at the
+                            first run), and the spokes and agents verify with its
+                            public key and refuse unsigned or forged projections
+                            (--origin-keys, --require-signatures)
+  --signing-dir DIR         where the hub's signing key is kept and reused across
+                            runs, with the origin keys file (default .sandbox/signing)
   --base-port N             the hub registrar's port; east and west registrars use
                             N+1 and N+2, their agents N+1001 and N+1002, and the
                             registrars' plain-HTTP admin ports (/healthz, /readyz,
@@ -105,6 +120,8 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "hel
         tls: { type: "boolean" },
         plaintext: { type: "boolean" },
         "pki-dir": { type: "string" },
+        unsigned: { type: "boolean" },
+        "signing-dir": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -153,6 +170,11 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "hel
   if (pkiDir !== undefined && values.plaintext === true) {
     throw new UsageError("--pki-dir is only used with TLS (not with --plaintext)");
   }
+  const signingDir = values["signing-dir"] as string | undefined;
+  if (signingDir === "") throw new UsageError("--signing-dir needs a directory");
+  if (signingDir !== undefined && values.unsigned === true) {
+    throw new UsageError("--signing-dir is only used when signing (not with --unsigned)");
+  }
   return {
     store,
     etcdEndpoints,
@@ -164,5 +186,11 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "hel
     logLevel,
     tls: values.plaintext !== true,
     pkiDir: pkiDir === undefined ? resolve(ROOT, DEFAULT_PKI_DIR) : resolve(pkiDir),
+    signingDir:
+      values.unsigned === true
+        ? undefined
+        : signingDir === undefined
+          ? resolve(ROOT, DEFAULT_SIGNING_DIR)
+          : resolve(signingDir),
   };
 }

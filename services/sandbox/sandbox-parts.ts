@@ -20,6 +20,7 @@ import type { SandboxOptions } from "./sandbox.js";
 import type { SandboxConfig } from "./sandbox-flags.js";
 import { authorizedIds, registrarIdOf, trustDomainOf } from "./sandbox-identities.js";
 import type { SandboxPki } from "./sandbox-pki.js";
+import type { SandboxSigning } from "./sandbox-signing.js";
 import { HUB_CLUSTER, SPOKES, type SpokeSpec, type sandboxPorts } from "./sandbox-topology.js";
 
 /** Every cluster of the sandbox, the hub first. */
@@ -40,6 +41,8 @@ export interface SandboxParts {
   readonly sources: ReportedDirSource[];
   /** The PKI of mutual TLS, made before the first registrar starts; undefined: plaintext (`--plaintext`). */
   pki?: SandboxPki;
+  /** The hub's signing key and the origin keys; undefined: `--unsigned`. */
+  signing?: SandboxSigning;
   /** The embedded store's shared backend, made by the first registrar (memory store only). */
   backend?: MemoryBackend;
 }
@@ -87,6 +90,25 @@ function agentTlsFlags(pki: SandboxPki, cluster: string): string[] {
   ];
 }
 
+/**
+ * The signature flags of a part (registrar or agent) of `cluster`: every
+ * part verifies with the hub's public key and refuses what does not verify;
+ * the hub's registrar also signs.
+ */
+function signingFlags(
+  signing: SandboxSigning | undefined,
+  cluster: string,
+  role: "registrar" | "agent",
+): string[] {
+  if (signing === undefined) return [];
+  return [
+    ...(role === "registrar" && cluster === HUB_CLUSTER
+      ? ["--signing-key-file", signing.keyFile]
+      : []),
+    ...["--origin-keys", signing.originKeysFile, "--require-signatures"],
+  ];
+}
+
 /** A started registrar's URLs. */
 export interface RegistrarUrls {
   /** The ConfigService URL (`https://` with TLS). */
@@ -119,6 +141,7 @@ export async function startRegistrar(
     "--admin-listen",
     listenFlag(config.host, parts.ports.admin.get(cluster) ?? 0),
     ...(pki === undefined ? [] : registrarTlsFlags(pki, cluster)),
+    ...signingFlags(parts.signing, cluster, "registrar"),
     ...storeFlags(config),
     ...(exportDir === undefined ? [] : ["--export-source", `dir:${exportDir}`]),
   ]);
@@ -189,6 +212,7 @@ export async function startAgent(
     listenFlag(config.host, ports.agents.get(spoke.cluster) ?? 0),
     ...(localDir === undefined ? [] : ["--local-source", `dir:${localDir}`]),
     ...(parts.pki === undefined ? [] : agentTlsFlags(parts.pki, spoke.cluster)),
+    ...signingFlags(parts.signing, spoke.cluster, "agent"),
   ]);
   if (parsed === "help") throw new Error("unreachable: --help");
   const logger = options.logger({ component: "agent", cluster: spoke.cluster });

@@ -35,6 +35,7 @@ import { describeRouteTableChanges } from "./route-table-changes.js";
 import type { SandboxConfig } from "./sandbox-flags.js";
 import { CLUSTERS, type SandboxParts, startAgent, startRegistrar } from "./sandbox-parts.js";
 import { ensureSandboxPki, type SandboxPki } from "./sandbox-pki.js";
+import { ensureSandboxSigning, type SandboxSigning } from "./sandbox-signing.js";
 import { HUB_CLUSTER, MESH_DIR, SPOKES, type SpokeSpec, sandboxPorts } from "./sandbox-topology.js";
 
 /** How long the registrars may take to sync with the store before the start fails. */
@@ -100,6 +101,8 @@ export interface SandboxInfo {
   readonly stateIsTemporary: boolean;
   /** The PKI every ConfigService connection's mutual TLS uses; undefined: `--plaintext`. */
   readonly pki: SandboxPki | undefined;
+  /** The hub's signing key and the importers' origin keys; undefined: `--unsigned`. */
+  readonly signing: SandboxSigning | undefined;
   /** The operator's environment file for aetherctl, written at this start; undefined: `--plaintext`. */
   readonly operatorEnv: OperatorEnvFile | undefined;
 }
@@ -222,8 +225,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     if (config.tls) {
       const spokes = SPOKES.map((spoke) => spoke.cluster);
       parts.pki = await ensureSandboxPki(config.pkiDir, CLUSTERS, spokes, config.host);
-      operatorEnv = await writeOperatorEnv(parts.pki);
     }
+    if (config.signingDir !== undefined) {
+      parts.signing = await ensureSandboxSigning(config.signingDir, HUB_CLUSTER);
+    }
+    if (parts.pki !== undefined) operatorEnv = await writeOperatorEnv(parts.pki, parts.signing);
     stateDir ??= await mkdtemp(join(tmpdir(), "aether-sandbox-"));
     await mkdir(stateDir, { recursive: true });
 
@@ -288,6 +294,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       stateDir,
       stateIsTemporary: config.stateDir === undefined,
       pki: parts.pki,
+      signing: parts.signing,
       operatorEnv,
     };
   };

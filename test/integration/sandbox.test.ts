@@ -13,7 +13,7 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { cp, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -87,7 +87,10 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     examples = await mkdtemp(join(tmpdir(), "aether-sandbox-examples-"));
     pkiDir = join(await mkdtemp(join(tmpdir(), "aether-sandbox-pki-")), "pki");
     await cp(resolve(ROOT, "examples"), examples, { recursive: true });
-    sandbox = await startSandbox(["--base-port", "0", "--examples", examples, "--pki-dir", pkiDir]);
+    sandbox = await startSandbox([
+      ...["--base-port", "0", "--examples", examples, "--pki-dir", pkiDir],
+      ...["--signing-dir", join(pkiDir, "..", "signing")],
+    ]);
   }, 40_000);
 
   afterAll(async () => {
@@ -127,7 +130,47 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
       `export AETHER_TLS_CERT_FILE=${pki("operator.crt")}`,
       `export AETHER_TLS_KEY_FILE=${pki("operator.key")}`,
       `export AETHER_TRUST_DOMAIN_BUNDLE=${["hub", "east", "west"].map((c) => `${c}.mesh=${pki(`${c}.mesh.pem`)}`).join(",")}`,
+      `export AETHER_ORIGIN_KEYS=${join(pkiDir, "..", "signing", "origin-keys.yaml")}`,
     ]);
+  });
+
+  it("signs by default: the hub's key (mode 0600) signs every projection, the spokes and agents require signatures, aetherctl get says verified", async () => {
+    const signingDir = join(pkiDir, "..", "signing");
+    const keyFile = join(signingDir, "hub-signing.key");
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    const keyId = /the hub signs every projection with key ([0-9a-f]{16})/.exec(
+      sandbox.lines.join("\n"),
+    )?.[1];
+    expect(keyId).toMatch(/^[0-9a-f]{16}$/);
+    const env = {
+      env: {
+        AETHER_TLS_CERT_FILE: pki("operator.crt"),
+        AETHER_TLS_KEY_FILE: pki("operator.key"),
+        AETHER_TRUST_DOMAIN_BUNDLE: `east.mesh=${pki("east.mesh.pem")}`,
+        AETHER_ORIGIN_KEYS: join(signingDir, "origin-keys.yaml"),
+      },
+    };
+    const east = sandbox.registrars.get("east") as string;
+    const got = await runAetherctlInProcess(
+      ["--registrar", east, "get", "shop/checkout", "-o", "json"],
+      env,
+    );
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout).signatureCheck).toEqual({
+      keyId,
+      algorithm: "ed25519",
+      state: "verified",
+    });
+    const status = await runAetherctlInProcess(["--registrar", east, "status", "-o", "json"], env);
+    expect(status.code, status.stderr).toBe(0);
+    const origins = JSON.parse(status.stdout).origins as {
+      origin: string;
+      projections: number;
+      signedProjections?: number;
+    }[];
+    const hub = origins.find((o) => o.origin === "hub");
+    expect(hub?.projections).toBeGreaterThan(0);
+    expect(hub?.signedProjections).toBe(hub?.projections);
   });
 
   it("runs every printed line as pasted into one shell: `. operator.env` once, then curl, buf curl and aetherctl list through bash, the other aetherctl commands in process with the variables that shell holds", async () => {
@@ -169,6 +212,7 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
 
     const env = await aetherVariablesAfter(list.before, ROOT);
     expect(Object.keys(env).sort()).toEqual([
+      "AETHER_ORIGIN_KEYS",
       "AETHER_TLS_CERT_FILE",
       "AETHER_TLS_KEY_FILE",
       "AETHER_TRUST_DOMAIN_BUNDLE",
@@ -191,6 +235,7 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
       }
       const result = await runAetherctlInProcess(args, { env });
       expect({ command, ...result }).toMatchObject({ code: 0, stderr: "" });
+      if (args.includes("get")) expect(result.stdout).toMatch(/^signed: .*\(ed25519\): verified$/m);
     }
     // The file carries every trust domain: the same variables reach the hub and west too.
     for (const cluster of ["hub", "west"]) {
@@ -315,8 +360,9 @@ describe("the sandbox with --store etcd", () => {
     }
     expect(sandbox.commands.filter(changesShell)).toEqual([]);
     expect(sandbox.lines.join("\n")).not.toContain("operator.env");
-    const list = sandbox.commands.find((c) => c.endsWith(" list")) as string;
-    expect(list).toMatch(/^npm run aetherctl -- --registrar http:\/\/\S+ list$/);
+    // Without the operator's environment file, the printed commands name the origin keys.
+    const list = sandbox.commands.find((c) => / list --origin-keys \S+$/.test(c)) as string;
+    expect(list).toMatch(/^npm run aetherctl -- --registrar http:\/\/\S+ list --origin-keys \S+$/);
     const listed = await runAetherctlInProcess(await shellWords(list.slice(21)));
     expect({ ...listed }).toMatchObject({
       code: 0,

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import { ORIGIN_KEYS_ENV, originKeysSource } from "../../clients/aetherctl/origin-keys-file.js";
 import { CLIENT_TLS_ENV, withClientTlsEnv } from "../../clients/aetherctl/tls-env.js";
 import { parseClientTlsFlags } from "../../services/process/client-tls-flags.js";
 import { OPERATOR_ENV_VARS, operatorEnv } from "../../services/sandbox/operator-env.js";
@@ -62,7 +63,20 @@ describe("the sandbox's operator environment file", () => {
       cert: CLIENT_TLS_ENV["tls-cert-file"],
       key: CLIENT_TLS_ENV["tls-key-file"],
       bundles: CLIENT_TLS_ENV["trust-domain-bundle"],
+      originKeys: ORIGIN_KEYS_ENV,
     });
+  });
+
+  it("sets aetherctl's --origin-keys default when the sandbox signs, and only then", async () => {
+    const pki = pkiAt(await tempPkiDir("signing"));
+    const keys = join(pki.dir, "..", "signing dir", "origin-keys.yaml");
+    await writeOperatorEnv(pki, { keyFile: "/k", originKeysFile: keys, keyId: "0", reused: false });
+    const env = await sourced(join(pki.dir, "operator.env"));
+    expect(originKeysSource(undefined, env)).toEqual({ path: keys, label: "$AETHER_ORIGIN_KEYS" });
+    await writeOperatorEnv(pki);
+    expect(Object.keys(await sourced(join(pki.dir, "operator.env")))).not.toContain(
+      ORIGIN_KEYS_ENV,
+    );
   });
 
   it.each([["pki"], ["my pki"], ["it's $HOME `pki`"]])(
@@ -72,7 +86,11 @@ describe("the sandbox's operator environment file", () => {
       const { file } = await writeOperatorEnv(pki);
       expect(file).toBe(join(pki.dir, "operator.env"));
       const env = await sourced(file);
-      expect(Object.keys(env).sort()).toEqual(Object.values(OPERATOR_ENV_VARS).sort());
+      expect(Object.keys(env).sort()).toEqual(
+        Object.values(OPERATOR_ENV_VARS)
+          .filter((name) => name !== ORIGIN_KEYS_ENV)
+          .sort(),
+      );
       const { values, labels } = withClientTlsEnv("https://127.0.0.1:8081", {}, env);
       const tls = parseClientTlsFlags("https://127.0.0.1:8081", values, labels);
       expect(tls).toEqual({

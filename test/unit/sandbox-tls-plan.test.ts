@@ -18,12 +18,16 @@ import { sandboxPorts } from "../../services/sandbox/sandbox-topology.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-describe("the sandbox's TLS flags", () => {
+describe("the sandbox's TLS and signing flags", () => {
   const cases: [string[], Partial<SandboxConfig>][] = [
     [[], { tls: true, pkiDir: resolve(ROOT, ".sandbox/pki") }],
     [["--tls"], { tls: true, pkiDir: resolve(ROOT, ".sandbox/pki") }],
     [["--plaintext"], { tls: false }],
     [["--pki-dir", "some/where"], { tls: true, pkiDir: resolve("some/where") }],
+    [[], { signingDir: resolve(ROOT, ".sandbox/signing") }],
+    [["--plaintext"], { signingDir: resolve(ROOT, ".sandbox/signing") }],
+    [["--signing-dir", "keys"], { signingDir: resolve("keys") }],
+    [["--unsigned"], { signingDir: undefined }],
   ];
   it.each(cases)("%j gives %j", (argv, expected) => {
     expect(parseSandboxFlags(argv)).toMatchObject(expected);
@@ -33,6 +37,8 @@ describe("the sandbox's TLS flags", () => {
     [["--tls", "--plaintext"], /--tls and --plaintext contradict each other/],
     [["--plaintext", "--pki-dir", "x"], /--pki-dir is only used with TLS/],
     [["--pki-dir", ""], /--pki-dir needs a directory/],
+    [["--signing-dir", ""], /--signing-dir needs a directory/],
+    [["--unsigned", "--signing-dir", "x"], /--signing-dir is only used when signing/],
   ];
   it.each(refused)("%j is a usage error", (argv, message) => {
     expect(() => parseSandboxFlags(argv)).toThrow(UsageError);
