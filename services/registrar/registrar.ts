@@ -221,6 +221,25 @@ export function toExportStatusMessage(exporter: ExportController): ExportStatusM
   return exportStatusMessage(exporter.enabled, exporter.status());
 }
 
+/** Page tokens sealed with `--page-token-key-file`'s key, or a random key of this process. */
+function createConfiguredPageTokens(config: RegistrarConfig): PageTokens {
+  return createPageTokens({
+    ttlMs: config.pageTokenTtlMs,
+    ...(config.pageTokenKeyFile === undefined
+      ? {}
+      : { key: readPageTokenKey(config.pageTokenKeyFile) }),
+  });
+}
+
+/** The `--admin-listen` server and where it listens, or none without the flag. */
+function createConfiguredAdmin(
+  config: RegistrarConfig,
+  options: Parameters<typeof createAdminServer>[0],
+) {
+  if (config.adminListen === undefined) return undefined;
+  return { at: config.adminListen, server: createAdminServer(options) };
+}
+
 /** Creates a registrar; nothing runs until `start()`. */
 export function createRegistrar(options: RegistrarOptions): Registrar {
   const { config } = options;
@@ -245,12 +264,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     maxFutureMs: config.maxVersionSkewMs,
     ...(signing.check === undefined ? {} : { signatures: signing.check }),
   });
-  const pageTokens = createPageTokens({
-    ttlMs: config.pageTokenTtlMs,
-    ...(config.pageTokenKeyFile === undefined
-      ? {}
-      : { key: readPageTokenKey(config.pageTokenKeyFile) }),
-  });
+  const pageTokens = createConfiguredPageTokens(config);
   let metrics: RegistrarMetrics | undefined;
   const cache = createConfigCache({
     store,
@@ -314,18 +328,12 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       }),
   });
 
-  const admin =
-    config.adminListen === undefined
-      ? undefined
-      : {
-          at: config.adminListen,
-          server: createAdminServer({
-            readiness,
-            metricsRegistry: metrics.registry,
-            drainSignal: server.drainSignal,
-            logger: logger.child({ part: "admin" }),
-          }),
-        };
+  const admin = createConfiguredAdmin(config, {
+    readiness,
+    metricsRegistry: metrics.registry,
+    drainSignal: server.drainSignal,
+    logger: logger.child({ part: "admin" }),
+  });
 
   let stopping: Promise<void> | undefined;
   return {

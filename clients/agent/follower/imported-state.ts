@@ -134,6 +134,15 @@ type HoldNews = Pick<GuardedState, "newlyHeld" | "back" | "expired">;
 
 const NO_NEWS: HoldNews = { newlyHeld: [], back: [], expired: [] };
 
+/** The versions a restored state has seen: its marks and every candidate it holds. */
+function initialMarks(initial: ImportedState["state"]): VersionMark[] {
+  const marks: VersionMark[] = [...(initial?.marks ?? [])];
+  for (const c of initial?.candidates.values() ?? []) {
+    marks.push({ origin: c.origin, service: c.service, version: c.projection.version });
+  }
+  return marks;
+}
+
 /** Creates the held state. */
 export function createImportedState(options: ImportedStateOptions): ImportedState {
   const { logger } = options;
@@ -143,14 +152,10 @@ export function createImportedState(options: ImportedStateOptions): ImportedStat
   };
   const now = options.now ?? Date.now;
   let services = options.services;
-  const initialMarks: VersionMark[] = [...(options.initial?.marks ?? [])];
-  for (const c of options.initial?.candidates.values() ?? []) {
-    initialMarks.push({ origin: c.origin, service: c.service, version: c.projection.version });
-  }
   const candidates = createCandidateSet({
     policy: options.policy,
     services,
-    marks: initialMarks,
+    marks: initialMarks(options.initial),
   });
   const rejectionLog = createRateLimitedLog(logger);
   let state = options.initial;
