@@ -10,7 +10,6 @@ import {
   DEFAULT_PROJECTION_LIMITS,
   type ProjectionLimits,
 } from "./projection-limits.js";
-import { splitDecoded, splitStoredValue } from "./projection-signature.js";
 import { parseVersion } from "./projection-version.js";
 import { checkServiceName } from "./service-name.js";
 import type { SignatureCheck, SignatureRejectionReason } from "./signature-check.js";
@@ -151,7 +150,8 @@ export interface ImportPolicyOptions {
    * The signature check (see `signature-check.ts`); without one, signatures
    * are not looked at. It judges a candidate's `value` when it has one (the
    * stored bytes), else its decoded `projection`, which must then be a whole
-   * message.
+   * message; a verdict is remembered per value object until the keys change
+   * (see `SignatureCheck.judgeValue`).
    */
   readonly signatures?: SignatureCheck;
 }
@@ -226,11 +226,12 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
       };
     }
     if (signatures !== undefined) {
-      const parts =
-        candidate.value !== undefined
-          ? splitStoredValue(candidate.value)
-          : splitDecoded(candidate.projection as ServiceConfigProjection);
-      const verdict = signatures.judge(candidate.origin, candidate.service, parts);
+      // Judged once per value object and keys: re-resolving a held state verifies nothing again.
+      const verdict = signatures.judgeValue(
+        candidate.origin,
+        candidate.service,
+        candidate.value ?? (candidate.projection as ServiceConfigProjection),
+      );
       if (verdict.kind === "rejected") {
         return { candidate, reason: verdict.reason, message: verdict.message };
       }
