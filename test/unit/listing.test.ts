@@ -26,7 +26,14 @@ import {
   createMemoryBackend,
   createMemoryStore,
 } from "../../services/registrar/store/memory-store.js";
+import { DEFAULT_STORE_PREFIX, projectionKey } from "../../services/registrar/store/store-key.js";
 import { makeProjection, versionAt } from "../support/projections.js";
+import {
+  newSigningKey,
+  originKeysOf,
+  signatureCheckWith,
+  signedValue,
+} from "../support/signing-keys.js";
 import { waitFor } from "../support/wait.js";
 
 /** A cache that has not synced: the listing then reads the store. */
@@ -236,6 +243,26 @@ describe("the EFFECTIVE view", () => {
       expect(names(fromCache)).toEqual(expected);
     });
   }
+
+  it("judges the stored bytes of a store read when signatures are checked, as the cache does", async () => {
+    const key = newSigningKey();
+    const backend = createMemoryBackend();
+    const hub = createMemoryStore({ origin: "hub", backend });
+    const east = createMemoryStore({ origin: "east", backend });
+    const signed = signedValue(makeProjection("shop/cart", { version: versionAt(2) }), "hub", key);
+    hub.putRaw(projectionKey(DEFAULT_STORE_PREFIX, "hub", "shop/cart"), signed);
+    // Newer, but unsigned: refused when signatures are required.
+    await east.put(makeProjection("shop/cart", { version: versionAt(3) }));
+    const keys = originKeysOf({ hub: [key] });
+    const policy = createImportPolicy({ signatures: signatureCheckWith(() => keys, true) });
+    const fromStore = await listingOver(hub, STARTING, policy).effectivePage(query());
+    expect(names(fromStore)).toEqual(["shop/cart@hub"]);
+    const cache = await syncedCache(hub, policy);
+    const fromCache = await listingOver(hub, cache, policy).effectivePage(
+      query({ services: new Set(["shop/cart"]) }),
+    );
+    expect(names(fromCache)).toEqual(["shop/cart@hub"]);
+  });
 
   it("pages one revision's resolution from the kept listing, and without it at the token's revision", async () => {
     const inner = createMemoryStore({ origin: "hub" });

@@ -200,11 +200,13 @@ export function createListing(options: ListingOptions): Listing {
     const cached = await fromCache(query, "effective", revision);
     if (cached !== undefined) return cached;
     const result = await reads.list({ services, revision });
-    // The policy reads only service and version: offer those, so nothing is decoded.
+    // The policy reads service and version, and judges the stored bytes (size,
+    // signature): offer those, so nothing is decoded.
     const candidates = result.entries.map((entry) => ({
       origin: entry.origin,
       service: entry.service,
       projection: { service: entry.service, version: entry.version },
+      value: entry.value,
       entry,
     }));
     const winners = [...policy.resolve(candidates).winners.values()].map((c) => c.entry);
