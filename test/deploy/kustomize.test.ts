@@ -48,15 +48,30 @@ const MTLS_HUB = "deploy/examples/hub-mtls";
 const MTLS_EAST = "deploy/examples/spoke-east-mtls";
 /** With components/mtls-cert-manager (the same checks, test/deploy/mtls-svid-sources.test.ts). */
 const MTLS_WEST = "deploy/examples/spoke-west-mtls";
+/** With components/signatures (+ signing-key on the hub; test/deploy/signatures.test.ts). */
+const SIGNED_HUB = "deploy/examples/hub-signatures";
+const SIGNED_EAST = "deploy/examples/spoke-east-signatures";
 const CRDS = "deploy/crds";
 /** Every rendering of a cluster's install. */
-const INSTALLS = [HUB, SPOKE, SANDBOX_HUB, TLS_HUB, EAST, WEST, MTLS_HUB, MTLS_EAST, MTLS_WEST];
+const INSTALLS = [
+  HUB,
+  SPOKE,
+  SANDBOX_HUB,
+  TLS_HUB,
+  EAST,
+  WEST,
+  MTLS_HUB,
+  MTLS_EAST,
+  MTLS_WEST,
+  SIGNED_HUB,
+  SIGNED_EAST,
+];
 /** The renderings with agents. */
-const SPOKES = [SPOKE, EAST, WEST, MTLS_EAST, MTLS_WEST];
+const SPOKES = [SPOKE, EAST, WEST, MTLS_EAST, MTLS_WEST, SIGNED_EAST];
 /** The renderings whose agents read local routes from the API (components/agent-local-routes). */
 const LOCAL_ROUTES = [WEST, MTLS_WEST];
 /** The renderings of a control cluster. */
-const HUBS = [HUB, SANDBOX_HUB, TLS_HUB, MTLS_HUB];
+const HUBS = [HUB, SANDBOX_HUB, TLS_HUB, MTLS_HUB, SIGNED_HUB];
 /** The renderings with components/etcd-tls. */
 const ETCD_TLS = [TLS_HUB];
 /** The etcd TLS flags of components/etcd-tls, and the key of Secret aether-etcd-tls each names. */
@@ -373,7 +388,7 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
         expect(flagValue(registrar, "cluster")).not.toBe(flagValue(registrar, "control-cluster"));
         return flagValue(registrar, "cluster");
       });
-      expect(names).toEqual(["spoke", "east", "west", "east", "west"]);
+      expect(names).toEqual(["spoke", "east", "west", "east", "west", "east"]);
     });
   });
 
@@ -505,7 +520,7 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
       },
     );
 
-    it.each([SPOKE, EAST, MTLS_EAST])(
+    it.each([SPOKE, EAST, MTLS_EAST, SIGNED_EAST])(
       "%s: the agent has no Kubernetes API access at all",
       (dir) => {
         const objects = objectsOf(dir);

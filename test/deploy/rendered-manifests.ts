@@ -61,6 +61,8 @@ export interface Container {
     readonly name: string;
     readonly mountPath: string;
     readonly readOnly?: boolean;
+    /** One file of the volume: the kubelet never updates it after the pod starts. */
+    readonly subPath?: string;
   }[];
 }
 
@@ -97,8 +99,17 @@ export interface PodSpec {
     readonly name: string;
     readonly emptyDir?: unknown;
     readonly hostPath?: unknown;
-    readonly configMap?: { readonly name: string };
-    readonly secret?: { readonly secretName: string; readonly optional?: boolean };
+    readonly configMap?: {
+      readonly name: string;
+      readonly optional?: boolean;
+      readonly items?: readonly unknown[];
+    };
+    readonly secret?: {
+      readonly secretName: string;
+      readonly optional?: boolean;
+      readonly defaultMode?: number;
+      readonly items?: readonly unknown[];
+    };
     readonly csi?: {
       readonly driver: string;
       readonly readOnly?: boolean;
