@@ -8,22 +8,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { type AgentConfig, parseAgentFlags } from "../../clients/agent/agent-flags.js";
 import { parseSpiffeId, type SpiffeId } from "../../services/common/spiffe-id.js";
-import {
-  parseRegistrarFlags,
-  type RegistrarConfig,
-} from "../../services/registrar/registrar-flags.js";
+import { parsedAgent, parsedRegistrar } from "./parsed-workloads.js";
 import {
   type Container,
   containerEnv,
-  effectiveArgs,
-  flagValue,
   type KubeObject,
   type PodSpec,
   render,
   type Workload,
-  workload,
 } from "./rendered-manifests.js";
 
 export const HUB_MTLS = "deploy/examples/hub-mtls";
@@ -128,24 +121,16 @@ export class MtlsRenderings {
    * parser reads it).
    */
   registrarOf(dir: string) {
-    const objects = this.objectsOf(dir);
-    const w = workload(objects, "Deployment", "aether-registrar");
-    const container = w.pod.containers[0] as Container;
-    const args = effectiveArgs(container, objects, OPERATOR_ENV);
-    const keyArg = `--page-token-key-file=${flagValue(args, "page-token-key-file")}`;
-    const config = parseRegistrarFlags(
-      args.map((a) => (a === keyArg ? `--page-token-key-file=${this.pageTokenKey}` : a)),
-    ) as RegistrarConfig;
-    return { objects, w, container, args, config };
+    return parsedRegistrar(
+      this.objectsOf(dir),
+      { "page-token-key-file": this.pageTokenKey },
+      OPERATOR_ENV,
+    );
   }
 
   /** The agent's container, its effective args and what parseAgentFlags makes of them. */
   agentOf(dir: string) {
-    const objects = this.objectsOf(dir);
-    const w = workload(objects, "DaemonSet", "aether-agent");
-    const container = w.pod.containers[0] as Container;
-    const args = effectiveArgs(container, objects);
-    return { objects, w, container, args, config: parseAgentFlags(args) as AgentConfig };
+    return parsedAgent(this.objectsOf(dir));
   }
 
   /** The aether workloads of `dir` that get an SVID: the registrar, and the agent on a spoke. */

@@ -17,25 +17,20 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentConfig, parseAgentFlags } from "../../clients/agent/agent-flags.js";
 import { SignatureAlgorithm } from "../../gen/aether/registry/v1/projection_pb.js";
-import {
-  parseRegistrarFlags,
-  type RegistrarConfig,
-} from "../../services/registrar/registrar-flags.js";
+import type { RegistrarConfig } from "../../services/registrar/registrar-flags.js";
 import { parseOriginKeys, verifyWithKey } from "../../services/signing/origin-keys.js";
 import { parseSigningKey } from "../../services/signing/signing-key.js";
 import { mountHolding } from "./mtls-renderings.js";
+import { parsedAgent, parsedRegistrar } from "./parsed-workloads.js";
 import {
   type Container,
   containerEnv,
-  effectiveArgs,
   flagValue,
   flagValues,
   hasKubectl,
   type KubeObject,
   render,
-  workload,
 } from "./rendered-manifests.js";
 import {
   ECDSA_KEY_COMMAND,
@@ -56,11 +51,11 @@ const PLAIN: Readonly<Record<string, string>> = {
   [HUB]: "deploy/overlays/hub",
   [EAST]: "deploy/examples/spoke-east",
 };
-/** Every importer: [example, kind, name]. */
-const IMPORTERS: readonly (readonly [string, "Deployment" | "DaemonSet", string])[] = [
-  [HUB, "Deployment", "aether-registrar"],
-  [EAST, "Deployment", "aether-registrar"],
-  [EAST, "DaemonSet", "aether-agent"],
+/** Every importer: [example, kind] (the Deployment aether-registrar, the DaemonSet aether-agent). */
+const IMPORTERS: readonly (readonly [string, "Deployment" | "DaemonSet"])[] = [
+  [HUB, "Deployment"],
+  [EAST, "Deployment"],
+  [EAST, "DaemonSet"],
 ];
 const ORIGIN_KEYS_CONFIGMAP = "aether-origin-keys";
 const SIGNING_KEY_SECRET = "aether-signing-key";
@@ -87,37 +82,27 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
   }, 60_000);
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  /** The workload's container and its effective args. */
-  function containerOf(dir: string, kind: "Deployment" | "DaemonSet", name: string) {
+  /**
+   * The registrar or the agent of `dir` as its program would start (the
+   * registrar's files, which its parser reads at once, replaced by `files`,
+   * by default those made by deploy/README.md's commands).
+   */
+  function containerOf(
+    dir: string,
+    kind: "Deployment" | "DaemonSet",
+    files: Readonly<Record<string, string>> = local,
+  ) {
     const objects = rendered.get(dir) ?? [];
-    const w = workload(objects, kind, name);
-    const container = w.pod.containers[0] as Container;
-    const args = effectiveArgs(container, objects, OPERATOR_ENV);
-    return { objects, w, container, args };
-  }
-
-  /** The args with every file flag the registrar reads at start pointed at local files. */
-  function withLocalFiles(args: readonly string[], files: Partial<typeof local> = {}): string[] {
-    const paths: Record<string, string> = { ...local, ...files };
-    return args.map((arg) => {
-      const flag = Object.keys(paths).find((f) => arg.startsWith(`--${f}=`));
-      return flag === undefined ? arg : `--${flag}=${paths[flag]}`;
-    });
-  }
-
-  /** What the program's own flag parser makes of the rendered args (files made locally). */
-  function parsed(dir: string, kind: "Deployment" | "DaemonSet", name: string) {
-    const { args } = containerOf(dir, kind, name);
     return kind === "Deployment"
-      ? (parseRegistrarFlags(withLocalFiles(args)) as RegistrarConfig)
-      : (parseAgentFlags(args) as AgentConfig);
+      ? parsedRegistrar(objects, files, OPERATOR_ENV)
+      : parsedAgent(objects);
   }
 
   describe("every importer", () => {
     it.each(IMPORTERS)(
-      "%s %s %s: requires signatures, verified with ConfigMap aether-origin-keys, mounted read-only as a whole",
-      (dir, kind, name) => {
-        const { objects, w, container, args } = containerOf(dir, kind, name);
+      "%s %s: requires signatures, verified with ConfigMap aether-origin-keys, mounted read-only as a whole",
+      (dir, kind) => {
+        const { objects, w, container, args, config } = containerOf(dir, kind);
         const file = flagValue(args, "origin-keys");
         expect(args).toContain("--require-signatures");
         const { mount, volume } = mountHolding(w.pod, container, file);
@@ -130,7 +115,6 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
         expect(basename(file)).toBe("origin-keys.yaml");
         // aetherctl in the pod verifies with the same file.
         expect(containerEnv(container, objects).get("AETHER_ORIGIN_KEYS")).toBe(file);
-        const config = parsed(dir, kind, name);
         expect(config.requireSignatures).toBe(true);
         expect(config.originKeysFile).toBe(
           kind === "Deployment" ? local["origin-keys"] : "/etc/aether/origin-keys/origin-keys.yaml",
@@ -139,10 +123,10 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
     );
 
     it.each(IMPORTERS)(
-      "%s %s %s: every other arg, port and mount is as in the plain install",
-      (dir, kind, name) => {
-        const signed = containerOf(dir, kind, name);
-        const plain = containerOf(PLAIN[dir] as string, kind, name);
+      "%s %s: every other arg, port, mount and variable is as in the plain install",
+      (dir, kind) => {
+        const signed = containerOf(dir, kind);
+        const plain = containerOf(PLAIN[dir] as string, kind);
         expect(plain.args.filter((a) => ADDED.test(a))).toEqual([]);
         expect(signed.args.filter((a) => !ADDED.test(a))).toEqual(plain.args);
         expect(signed.container.ports).toEqual(plain.container.ports);
@@ -158,7 +142,7 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
 
   describe("the signing key", () => {
     it(`${HUB}: the registrar signs with signing.key of Secret aether-signing-key, read-only, group-readable only`, () => {
-      const { w, container, args } = containerOf(HUB, "Deployment", "aether-registrar");
+      const { w, container, args, config } = containerOf(HUB, "Deployment");
       const file = flagValue(args, "signing-key-file");
       expect(basename(file)).toBe("signing.key");
       const { mount, volume } = mountHolding(w.pod, container, file);
@@ -176,12 +160,11 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
       expect(mode & 0o040, "group-readable").toBe(0o040);
       expect(mode & 0o007, "not world-readable").toBe(0);
       expect(mode & 0o222, "not writable").toBe(0);
-      const config = parsed(HUB, "Deployment", "aether-registrar") as RegistrarConfig;
-      expect(config.signingKeyFile).toBe(local["signing-key-file"]);
+      expect((config as RegistrarConfig).signingKeyFile).toBe(local["signing-key-file"]);
     });
 
     it(`${EAST}: a spoke has no signing key, flag or Secret`, () => {
-      const { w, args } = containerOf(EAST, "Deployment", "aether-registrar");
+      const { w, args } = containerOf(EAST, "Deployment");
       expect(flagValues(args, "signing-key-file")).toEqual([]);
       expect(w.pod.volumes?.filter((v) => v.secret?.secretName === SIGNING_KEY_SECRET)).toEqual([]);
     });
@@ -190,7 +173,7 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
   describe("the key files", () => {
     /** The origin every importer trusts: the control cluster, as rendered. */
     const controlCluster = (dir: string) => {
-      const { objects, container } = containerOf(dir, "Deployment", "aether-registrar");
+      const { objects, container } = containerOf(dir, "Deployment");
       return containerEnv(container, objects, OPERATOR_ENV).get("AETHER_CONTROL_CLUSTER");
     };
 
@@ -218,10 +201,8 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
         const keysFile = join(dir, "origin-keys.yaml");
         writeFileSync(keyFile, pair.privateKey, { mode: 0o600 });
         writeFileSync(keysFile, exampleWithKey(pair.publicKey));
-        const { args } = containerOf(HUB, "Deployment", "aether-registrar");
-        const config = parseRegistrarFlags(
-          withLocalFiles(args, { "signing-key-file": keyFile, "origin-keys": keysFile }),
-        ) as RegistrarConfig;
+        const files = { ...local, "signing-key-file": keyFile, "origin-keys": keysFile };
+        const config = containerOf(HUB, "Deployment", files).config as RegistrarConfig;
         expect([config.signingKeyFile, config.originKeysFile]).toEqual([keyFile, keysFile]);
         const signing = parseSigningKey(pair.privateKey, keyFile);
         const keys = parseOriginKeys(readFileSync(keysFile, "utf8"), keysFile);
@@ -265,12 +246,12 @@ describe.skipIf(!hasKubectl)("deploy/ signed projections (components/signatures)
       expect(key.algorithm).toBe(SignatureAlgorithm.ECDSA_P256_SHA256);
       const keys = parseOriginKeys(readFileSync(join(dir, "origin-keys.yaml"), "utf8"), "ecdsa");
       expect([...(keys.keysOf("hub")?.keys() ?? [])]).toEqual([key.keyId]);
-      const { args } = containerOf(HUB, "Deployment", "aether-registrar");
       const files = {
+        ...local,
         "signing-key-file": join(dir, "signing.key"),
         "origin-keys": join(dir, "origin-keys.yaml"),
       };
-      const config = parseRegistrarFlags(withLocalFiles(args, files)) as RegistrarConfig;
+      const config = containerOf(HUB, "Deployment", files).config as RegistrarConfig;
       expect(config.signingKeyFile).toBe(files["signing-key-file"]);
     });
 
