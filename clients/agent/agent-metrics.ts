@@ -89,7 +89,10 @@ export interface AgentMetrics {
   countDeletes(origin: string, count: number): void;
   /** Counts a call to the registrar that failed on trust (TLS or authorization), by reason. */
   countTrustFailure(reason: TrustFailureReason): void;
-  /** Counts a re-read of `--origin-keys`: its keys used (`ok`), or refused and the old ones kept. */
+  /**
+   * Counts a re-read of `--origin-keys`: its keys used, other key ids than
+   * before (`ok`), or refused and the old ones kept (once per refused content).
+   */
   countOriginKeysReload(result: "ok" | "refused"): void;
 }
 
@@ -310,7 +313,7 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
 
   const keysReloads = labelled(
     "aether_config_agent_origin_keys_reloads_total",
-    "Re-reads of --origin-keys after it changed: used (ok), or refused (unreadable, a bad entry) with the keys in force kept.",
+    "Re-reads of --origin-keys after it changed: its keys used, other key ids than before (ok), or refused (unreadable, a bad entry; once per refused content) with the keys in force kept.",
     "result",
     ["ok", "refused"],
   );

@@ -2,7 +2,9 @@
  * End-to-end signature verification in the agent (`--origin-keys`,
  * `--require-signatures`): the signature check its import policy runs on
  * every projection it receives or restores from its cache, with the keys of
- * the followed keys file (`origin-keys-file.ts`), so that a registrar that
+ * the file the shared `services/signing/origin-keys-source.ts` follows (a
+ * bad re-read keeps the keys in force, warns once and is counted; a key
+ * added resyncs, see `origin-keys-reload.ts`), so that a registrar that
  * serves a forged, altered or unsigned value of another origin's projection
  * is refused here too (`unsigned`, `unknown_key`, `bad_signature`), and the
  * agent keeps the last good projection it had.
@@ -12,14 +14,16 @@
  * every projection. `--require-signatures` without keys is a usage error
  * (`agent-flags.ts`).
  */
-import {
-  createSignatureCheck,
-  type SignatureCheck,
-} from "../../services/common/signature-check.js";
+import type { SignatureCheck } from "../../services/common/signature-check.js";
 import type { Logger } from "../../services/runtime/logger.js";
-import { NO_ORIGIN_KEYS, verifyWithKey } from "../../services/signing/origin-keys.js";
+import { NO_ORIGIN_KEYS } from "../../services/signing/origin-keys.js";
+import {
+  createOriginKeysCheck,
+  createOriginKeysSource,
+  type OriginKeysSource,
+} from "../../services/signing/origin-keys-source.js";
 import type { AgentMetrics } from "./agent-metrics.js";
-import { type OriginKeysFile, openOriginKeysFile } from "./origin-keys-file.js";
+import { decideReload } from "./origin-keys-reload.js";
 
 /** Options of {@link createAgentSignatures}. */
 export interface AgentSignaturesOptions {
@@ -43,46 +47,72 @@ export interface AgentSignatures {
   readonly check: SignatureCheck | undefined;
   /** How many keys are in force (0 before {@link AgentSignatures.open}). */
   readonly keys: number;
-  /** Reads the keys file and follows it; rejects with an Error naming the file when it is bad. */
-  open(): Promise<void>;
+  /**
+   * Reads the keys file and follows it; throws an Error starting
+   * `--origin-keys: ` and naming the file (never a key) when it is bad.
+   */
+  open(): void;
   /** Stops following the file. */
   close(): void;
+}
+
+/**
+ * Follows `path` with the shared source: a refused re-read is logged as a
+ * warning naming the file and counted (once per refused content); a re-read
+ * that changed the key ids is logged with them, counted, and a key added
+ * calls `onKeysAdded` ({@link decideReload}).
+ */
+function followKeysFile(path: string, options: AgentSignaturesOptions): OriginKeysSource {
+  const { logger } = options;
+  let source: OriginKeysSource;
+  try {
+    source = createOriginKeysSource({
+      path,
+      ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
+      onRejected: (problem) => {
+        logger.warn({ file: path, problem }, "origin keys file refused; keeping the keys in force");
+        options.metrics.countOriginKeysReload("refused");
+      },
+      onUpdate: (keys, previous) => {
+        const reload = decideReload(previous, keys);
+        if (reload.kind === "unchanged") return;
+        const { added, removed } = reload;
+        logger.info({ file: path, origins: keys.origins, added, removed }, "origin keys re-read");
+        options.metrics.countOriginKeysReload("ok");
+        if (reload.resync) options.onKeysAdded(added);
+      },
+    });
+  } catch (error) {
+    throw new Error(`--origin-keys: ${(error as Error).message}`);
+  }
+  const { keys } = source;
+  logger.info({ file: path, origins: keys.origins, keys: keys.size }, "origin keys read");
+  return source;
 }
 
 /** Creates the agent's verification; nothing is read until `open()`. */
 export function createAgentSignatures(options: AgentSignaturesOptions): AgentSignatures {
   const path = options.originKeysFile;
-  let file: OriginKeysFile | undefined;
+  let source: OriginKeysSource | undefined;
   let closed = false;
+  // Before open() nothing is checked (the policy runs only after it).
   const check =
     path === undefined
       ? undefined
-      : createSignatureCheck({
-          // Before open() nothing is checked (the policy runs only after it).
-          keyring: () => file?.keys ?? NO_ORIGIN_KEYS,
-          verify: verifyWithKey,
-          require: options.require,
-        });
+      : createOriginKeysCheck(() => source?.keys ?? NO_ORIGIN_KEYS, options.require);
   return {
     check,
     get keys() {
-      return file?.keys.size ?? 0;
+      return source?.keys.size ?? 0;
     },
-    async open() {
-      if (path === undefined || file !== undefined) return;
-      const opened = await openOriginKeysFile({
-        path,
-        logger: options.logger,
-        ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
-        onReload: (result) => options.metrics.countOriginKeysReload(result),
-        onKeysAdded: (added) => options.onKeysAdded(added),
-      });
-      if (closed) opened.close();
-      else file = opened;
+    open() {
+      if (path === undefined || source !== undefined || closed) return;
+      source = followKeysFile(path, options);
+      source.start();
     },
     close() {
       closed = true;
-      file?.close();
+      source?.close();
     },
   };
 }

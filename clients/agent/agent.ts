@@ -562,7 +562,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** The start order: cache, dependencies, follower, local routes, then the HTTP endpoint. */
   const startParts = async () => {
-    await signatures.open();
+    signatures.open();
     await tls.open();
     await out?.load();
     const restored = await cache?.load();

@@ -1,33 +1,31 @@
 /**
- * What a re-read of the agent's `--origin-keys` file means, decided without
- * I/O: the keys it parses to replace the ones in force, or it is refused
- * (unreadable, or any bad entry: `parseOriginKeys` is all or nothing) and
- * the keys in force stay. A loaded file says which key ids it added and
- * removed, so that the agent re-subscribes only when a key was added (a
- * projection refused as `unknown_key` may pass now; a removal can make
- * nothing newly acceptable). Messages name the file and the entry, never a
- * key's text.
+ * What an accepted re-read of the agent's `--origin-keys` file means,
+ * decided without I/O (the file is followed by the shared
+ * `services/signing/origin-keys-source.ts`; a refused re-read never gets
+ * here, the keys in force stay): which key ids it added and removed, and
+ * whether the follower must resync. Only an added key calls for a resync (a
+ * fresh snapshot of the same dependency set): a projection refused as
+ * `unknown_key` may pass now. A removal makes nothing newly acceptable, so
+ * it asks for nothing; the projections held are judged with the keys in
+ * force again whenever the imported state changes (the import policy's
+ * `resolve` in `agent.ts`) and when the cache is restored.
  */
-import { type OriginKeys, parseOriginKeys } from "../../services/signing/origin-keys.js";
-
-/** What reading the file gave: its text, or why it could not be read. */
-export type KeysFileRead = { readonly text: string } | { readonly error: string };
+import type { OriginKeys } from "../../services/signing/origin-keys.js";
 
 /** The outcome of {@link decideReload}. */
 export type KeysReload =
-  /** The file parses to the same key ids per origin: nothing to do. */
+  /** The same key ids per origin: nothing to do. */
   | { readonly kind: "unchanged" }
-  /** The file parses to other keys: they are in force from now on. */
+  /** Other key ids: logged and counted; `resync` when a key was added. */
   | {
-      readonly kind: "loaded";
-      readonly keys: OriginKeys;
-      /** The `origin/keyId` pairs it added, sorted. */
+      readonly kind: "changed";
+      /** The `origin/keyId` pairs added, sorted. */
       readonly added: readonly string[];
-      /** The `origin/keyId` pairs it removed, sorted. */
+      /** The `origin/keyId` pairs removed, sorted. */
       readonly removed: readonly string[];
-    }
-  /** The file cannot be used; the keys in force stay. */
-  | { readonly kind: "refused"; readonly problem: string };
+      /** Whether the follower must take a fresh snapshot (a key was added). */
+      readonly resync: boolean;
+    };
 
 /** Every key of `keys` as `origin/keyId`, sorted (key ids are public: hashes of public keys). */
 export function keyIdsOf(keys: OriginKeys): string[] {
@@ -38,26 +36,14 @@ export function keyIdsOf(keys: OriginKeys): string[] {
   return ids.sort();
 }
 
-/**
- * Decides what a re-read of the file at `path` does to the keys in force
- * (`current`). Pure.
- */
-export function decideReload(current: OriginKeys, read: KeysFileRead, path: string): KeysReload {
-  if ("error" in read) {
-    return { kind: "refused", problem: `cannot read ${path}: ${read.error}` };
-  }
-  let next: OriginKeys;
-  try {
-    next = parseOriginKeys(read.text, path);
-  } catch (error) {
-    return { kind: "refused", problem: (error as Error).message };
-  }
-  const before = keyIdsOf(current);
+/** Decides what replacing the keys in force (`previous`) with a re-read's (`next`) does. Pure. */
+export function decideReload(previous: OriginKeys, next: OriginKeys): KeysReload {
+  const before = keyIdsOf(previous);
   const after = keyIdsOf(next);
   const had = new Set(before);
   const has = new Set(after);
   const added = after.filter((id) => !had.has(id));
   const removed = before.filter((id) => !has.has(id));
   if (added.length === 0 && removed.length === 0) return { kind: "unchanged" };
-  return { kind: "loaded", keys: next, added, removed };
+  return { kind: "changed", added, removed, resync: added.length > 0 };
 }

@@ -24,8 +24,11 @@ export interface OriginKeysSourceOptions
   extends Omit<WatchedFileOptions<OriginKeys>, "parse" | "initial" | "onUpdate"> {
   /** The keys read at start (see {@link readOriginKeysFile}); default: read now, throwing. */
   readonly initial?: OriginKeys;
-  /** Called with the keys of each accepted re-read (maybe the same keys as before). */
-  readonly onUpdate?: (keys: OriginKeys) => void;
+  /**
+   * Called with the keys of each accepted re-read (maybe the same keys as
+   * before) and the keys they replace.
+   */
+  readonly onUpdate?: (keys: OriginKeys, previous: OriginKeys) => void;
 }
 
 /** The keys of a watched `--origin-keys` file. */
@@ -47,10 +50,17 @@ export function readOriginKeysFile(path: string): OriginKeys {
 
 /** Creates the source of `options.path`; nothing is watched until `start()`. */
 export function createOriginKeysSource(options: OriginKeysSourceOptions): OriginKeysSource {
+  const { onUpdate } = options;
+  let previous = options.initial ?? readOriginKeysFile(options.path);
   const file: WatchedFile<OriginKeys> = createWatchedFile({
     ...options,
     parse: parseOriginKeys,
-    initial: options.initial ?? readOriginKeysFile(options.path),
+    initial: previous,
+    onUpdate: (keys) => {
+      const replaced = previous;
+      previous = keys;
+      onUpdate?.(keys, replaced);
+    },
   });
   return {
     get keys() {

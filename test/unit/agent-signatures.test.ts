@@ -6,7 +6,7 @@
  * replay, one change) and the previous candidate stays; a decoded projection
  * carrying fields this agent does not know still verifies; the last-known
  * cache keeps what the signature covers, so a restored projection verifies
- * again; and what a re-read of `--origin-keys` decides. No timers, no I/O.
+ * again; and what an accepted re-read of `--origin-keys` decides. No timers, no I/O.
  */
 import { fromBinary, fromJson, toBinary, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ import {
 } from "../../clients/agent/follower/candidate-set.js";
 import { candidateKey, checkReceived } from "../../clients/agent/follower/received-projection.js";
 import { decodeCacheFile, encodeCacheFile } from "../../clients/agent/last-known-cache.js";
-import { decideReload, keyIdsOf } from "../../clients/agent/origin-keys-reload.js";
+import { decideReload, type KeysReload, keyIdsOf } from "../../clients/agent/origin-keys-reload.js";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
@@ -28,7 +28,6 @@ import { signStoredValue } from "../../services/signing/signing-key.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 import {
   originKeysOf as keysOf,
-  originKeysText as keysText,
   newSigningKey,
   signatureCheckWith,
 } from "../support/signing-keys.js";
@@ -196,65 +195,52 @@ describe("agent signatures: what the agent holds still verifies", () => {
   });
 });
 
-/** A PEM public key cut short: its text must never reach a message. */
-const truncatedBody = (hubKey.publicKeyPem.split("\n")[1] ?? "").slice(0, 24);
-const truncatedKey = `-----BEGIN PUBLIC KEY-----\n${truncatedBody}\n-----END PUBLIC KEY-----\n`;
-
-describe("agent signatures: a re-read of --origin-keys", () => {
-  const before = keysOf({ hub: [hubKey] });
-  const cases: [string, Parameters<typeof decideReload>[1], string, string[], string[]][] = [
-    ["the same keys", { text: keysText({ hub: [hubKey] }) }, "unchanged", [], []],
+describe("agent signatures: what an accepted re-read of --origin-keys does", () => {
+  type Keys = Parameters<typeof keysOf>[0];
+  const hub = { hub: [hubKey] };
+  const both = { hub: [hubKey, strangerKey] };
+  const cases: [string, Keys, Keys, KeysReload][] = [
+    ["the same keys", hub, hub, { kind: "unchanged" }],
+    ["the same keys, repeated", hub, { hub: [hubKey, hubKey] }, { kind: "unchanged" }],
     [
-      "the same keys, reordered and repeated",
-      { text: keysText({ hub: [hubKey, hubKey] }) },
-      "unchanged",
-      [],
-      [],
+      "a key added for a rotation: resync",
+      hub,
+      both,
+      { kind: "changed", added: [`hub/${strangerKey.keyId}`], removed: [], resync: true },
     ],
     [
-      "a key added for a rotation",
-      { text: keysText({ hub: [hubKey, strangerKey] }) },
-      "loaded",
-      [`hub/${strangerKey.keyId}`],
-      [],
+      "another origin added: resync",
+      hub,
+      { hub: [hubKey], east: [eastKey] },
+      { kind: "changed", added: [`east/${eastKey.keyId}`], removed: [], resync: true },
     ],
     [
-      "another origin added",
-      { text: keysText({ hub: [hubKey], east: [eastKey] }) },
-      "loaded",
-      [`east/${eastKey.keyId}`],
-      [],
+      "the old key removed after a rotation: no resync",
+      both,
+      { hub: [strangerKey] },
+      { kind: "changed", added: [], removed: [`hub/${hubKey.keyId}`], resync: false },
     ],
     [
-      "the old key removed",
-      { text: keysText({ hub: [strangerKey] }) },
-      "loaded",
-      [`hub/${strangerKey.keyId}`],
-      [`hub/${hubKey.keyId}`],
+      "an origin removed: no resync",
+      { hub: [hubKey], east: [eastKey] },
+      hub,
+      { kind: "changed", added: [], removed: [`east/${eastKey.keyId}`], resync: false },
     ],
-    ["not YAML", { text: "origins: [" }, "refused", [], []],
-    ["an entry that is not a key", { text: '{"origins":{"hub":["nope"]}}' }, "refused", [], []],
     [
-      "a key that does not parse",
-      { text: JSON.stringify({ origins: { hub: [truncatedKey] } }) },
-      "refused",
-      [],
-      [],
+      "one key replaced by another at once: resync",
+      hub,
+      { hub: [strangerKey] },
+      {
+        kind: "changed",
+        added: [`hub/${strangerKey.keyId}`],
+        removed: [`hub/${hubKey.keyId}`],
+        resync: true,
+      },
     ],
-    ["unreadable", { error: "ENOENT: no such file" }, "refused", [], []],
   ];
-  for (const [name, read, kind, added, removed] of cases) {
-    it(`${name}: ${kind}`, () => {
-      const outcome = decideReload(before, read, "/etc/aether/keys.yaml");
-      expect(outcome.kind).toBe(kind);
-      if (outcome.kind === "loaded") {
-        expect(outcome.added).toEqual(added);
-        expect(outcome.removed).toEqual(removed);
-      }
-      if (outcome.kind === "refused") {
-        expect(outcome.problem).toContain("/etc/aether/keys.yaml");
-        expect(outcome.problem).not.toContain(truncatedBody);
-      }
+  for (const [name, previous, next, expected] of cases) {
+    it(name, () => {
+      expect(decideReload(keysOf(previous), keysOf(next))).toEqual(expected);
     });
   }
 
