@@ -5,10 +5,14 @@
  * the fingerprint of what the last-known cache holds. No I/O, no timers: the
  * agent publishes what the feed returns.
  *
- * A table's content is decided by each service's source, origin and version
- * (a version names one content, and a local version is a content digest),
- * so comparing those finds every change without serializing the table; the
- * JSON is made only when something reads it (`--out`, `GET /routes`).
+ * A table's content is decided by each service's source, origin, version
+ * and signer (a version names one content, and a local version is a content
+ * digest; an origin that rotates its signing key re-signs under the same
+ * version, and the table, the JSON and the cache must then carry the new
+ * signature: the old key may be removed next, and a restored old-key
+ * signature would be refused), so comparing those finds every change
+ * without serializing the table; the JSON is made only when something
+ * reads it (`--out`, `GET /routes`).
  */
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate } from "../../services/common/import-policy.js";
@@ -59,15 +63,26 @@ export function createRouteTableFeed(): RouteTableFeed {
   };
 }
 
-/** What identifies a route table's content: each service's source, origin and version. */
+/**
+ * The signer of a projection as the fingerprints record it: its signature's
+ * key id, `-` when it is unsigned.
+ */
+export function signerOf(projection: ServiceConfigProjection): string {
+  return projection.signature?.keyId ?? "-";
+}
+
+/** What identifies a route table's content: each service's source, origin, version and signer. */
 export function tableFingerprint(table: RouteTable): string {
-  return table.services.map((e) => `${e.service} ${e.source} ${e.origin} ${e.version}`).join("\n");
+  return table.services
+    .map((e) => `${e.service} ${e.source} ${e.origin} ${e.version} ${signerOf(e.projection)}`)
+    .join("\n");
 }
 
 /**
  * The fingerprint of what the last-known cache holds (the dependency set,
- * every imported candidate's key and version, every local projection's
- * service and content version), to skip saves that would change nothing.
+ * every imported candidate's key, version and signer, every local
+ * projection's service and content version), to skip saves that would
+ * change nothing.
  * Independent of map order.
  */
 export function cacheFingerprint(
@@ -78,7 +93,7 @@ export function cacheFingerprint(
   local: ReadonlyMap<string, ServiceConfigProjection>,
 ): string {
   const imported = [...state.candidates.entries()].map(
-    ([key, c]) => `${key}@${c.projection.version}`,
+    ([key, c]) => `${key}@${c.projection.version} ${signerOf(c.projection)}`,
   );
   const locals = [...local.values()].map((p) => `${p.service}@${localVersion(p)}`);
   return JSON.stringify([state.services, imported.sort(), locals.sort()]);

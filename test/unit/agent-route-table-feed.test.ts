@@ -1,8 +1,10 @@
 /**
  * The route table feed, table-driven: a table is published only when its
- * content changes, its JSON is made lazily, the readiness decision, and the
- * cache fingerprint. No timers, no I/O.
+ * content changes (a new signer under the same version included), its JSON
+ * is made lazily, the readiness decision, and the cache fingerprint. No
+ * timers, no I/O.
  */
+import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { candidateKey } from "../../clients/agent/follower/received-projection.js";
 import {
@@ -12,7 +14,10 @@ import {
   type ReadinessInputs,
   tableFingerprint,
 } from "../../clients/agent/route-table-feed.js";
-import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import {
+  ProjectionSignatureSchema,
+  type ServiceConfigProjection,
+} from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate } from "../../services/common/import-policy.js";
 import {
   mergeRouteTable,
@@ -25,6 +30,14 @@ const imported = (service: string, origin: string, n: number): ImportCandidate =
   origin,
   service,
   projection: makeProjection(service, { origin, version: versionAt(n) }),
+});
+/** `candidate` signed by `keyId` (only the signature's key id is set: the feed reads no more). */
+const signedBy = (candidate: ImportCandidate, keyId: string): ImportCandidate => ({
+  ...candidate,
+  projection: {
+    ...candidate.projection,
+    signature: create(ProjectionSignatureSchema, { keyId }),
+  },
 });
 const local = (service: string, backend = "local/backend"): ServiceConfigProjection =>
   makeProjection(service, { backend, version: "" });
@@ -77,6 +90,30 @@ describe("route table feed: publishing only changes", () => {
     [
       "a larger set",
       inputs(["shop/a", "shop/b"], [imported("shop/a", "east", 3), imported("shop/b", "hub", 1)]),
+      true,
+    ],
+    [
+      "signed, the same version",
+      inputs(
+        ["shop/a", "shop/b"],
+        [imported("shop/a", "east", 3), signedBy(imported("shop/b", "hub", 1), "key-a")],
+      ),
+      true,
+    ],
+    [
+      "the same signer, other objects",
+      inputs(
+        ["shop/a", "shop/b"],
+        [imported("shop/a", "east", 3), signedBy(imported("shop/b", "hub", 1), "key-a")],
+      ),
+      false,
+    ],
+    [
+      "re-signed by a new key under the same version (a key rotation)",
+      inputs(
+        ["shop/a", "shop/b"],
+        [imported("shop/a", "east", 3), signedBy(imported("shop/b", "hub", 1), "key-b")],
+      ),
       true,
     ],
   ];
@@ -208,6 +245,14 @@ describe("route table feed: the cache fingerprint", () => {
       false,
     ],
     ["no local routes", cacheFingerprint(state(["shop/a", "shop/b"], a1, b1), locals()), false],
+    [
+      "a candidate re-signed under the same version",
+      cacheFingerprint(
+        state(["shop/a", "shop/b"], signedBy(a1, "key-b"), b1),
+        locals(local("shop/c")),
+      ),
+      false,
+    ],
   ];
   for (const [name, fingerprint, same] of cases) {
     it(`${name}: ${same ? "the same" : "different"}`, () => {
