@@ -4,10 +4,13 @@
  * test made; a spoke registrar with `--control-cluster hub --origin-keys
  * --require-signatures` verifies them.
  *
- * - Rotation: the new public key added to the spoke's `--origin-keys`, the
- *   hub's key file rewritten (every projection re-signed, same versions),
- *   the old public key removed: the spoke never rejects and never stops
- *   serving the service.
+ * - Rotation: the new public key added to the `--origin-keys` file of the
+ *   spoke and of an agent following it (with `--require-signatures` too),
+ *   the hub's key file rewritten (every projection re-signed, same
+ *   versions), the old public key removed: neither the spoke nor the agent
+ *   ever rejects or stops serving the service, the agent's route table
+ *   never holds it unsigned, and it ends up signed by the new key there;
+ *   the agent restarted restores it from its cache, signed by the new key.
  * - Forgery, the hub stopped (so it repairs nothing): an unsigned value, a
  *   value signed with a key the spoke does not list, and the good value with
  *   one byte flipped, each written straight into etcd under the hub's key,
@@ -30,7 +33,14 @@ import { fieldSpans } from "../../services/common/wire-fields.js";
 import { originKeyPrefix, projectionKey } from "../../services/registrar/store/store-key.js";
 import { keyIdOf } from "../../services/signing/key-algorithm.js";
 import { parseSigningKey, signStoredValue } from "../../services/signing/signing-key.js";
-import { readSample, startSpokeRegistrar } from "../support/agent-process.js";
+import {
+  type AgentProcess,
+  type RoutesEntry,
+  readSample,
+  startAgentProcess,
+  startSpokeRegistrar,
+  stopAllAgents,
+} from "../support/agent-process.js";
 import { useSharedEtcd } from "../support/etcd-suite.js";
 import {
   type RegistrarProcess,
@@ -61,6 +71,7 @@ let dir: string;
 let prefix: string;
 let hub: RegistrarProcess | undefined;
 let spoke: RegistrarProcess;
+let agent: AgentProcess;
 let routes: string;
 let hubKeyFile: string;
 let originKeysFile: string;
@@ -109,6 +120,28 @@ const signatureRejections = async () =>
   (await spokeMetric(`aether_config_import_rejections_total{reason="unsigned"}`)) +
   (await spokeMetric(`aether_config_import_rejections_total{reason="unknown_key"}`)) +
   (await spokeMetric(`aether_config_import_rejections_total{reason="bad_signature"}`));
+
+/** The agent's refusals of the signature and rollback kinds. */
+async function agentRejections(): Promise<number> {
+  let total = 0;
+  for (const reason of ["unsigned", "unknown_key", "bad_signature", "rollback"]) {
+    total += await agent.metric(`aether_config_import_rejections_total{reason="${reason}"}`);
+  }
+  return total;
+}
+
+/** An agent following the spoke, verifying with the spoke's origin keys, with a cache. */
+const startAgent = () =>
+  startAgentProcess([
+    ...["--registrar", spoke.url, "--cluster", "spoke", "--deps", SERVICE],
+    ...["--origin-keys", originKeysFile, "--require-signatures"],
+    ...["--cache-dir", join(dir, "agent-cache")],
+  ]);
+
+/** SERVICE in the agent's route table (`/routes`), or undefined. */
+async function agentEntry(): Promise<RoutesEntry | undefined> {
+  return (await agent.routes()).find((e) => e.service === SERVICE);
+}
 
 /** Every value stored under the hub's origin, by key. */
 async function hubValues(): Promise<Map<string, Buffer>> {
@@ -161,9 +194,16 @@ beforeAll(async () => {
     TIMEOUT_MS,
     "the hub's SERVICE",
   );
+  agent = await startAgent();
+  await waitFor(
+    async () => (await agentEntry())?.projection.signature?.keyId === keyA.id,
+    TIMEOUT_MS,
+    "SERVICE signed by key A at the agent",
+  );
 }, 60_000);
 
 afterAll(async () => {
+  await stopAllAgents();
   await stopAllRegistrars();
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
@@ -182,20 +222,32 @@ describe("signed projections between registrars", () => {
     expect(await signatureRejections()).toBe(0);
   });
 
-  it("rotates the hub's key without a rejection or a gap at the spoke", async () => {
+  it("rotates the hub's key without a rejection or a gap at the spoke and at its agent", async () => {
     const version = await effectiveVersion();
     const gaps: string[] = [];
+    /** Every agent sample that lacked SERVICE or held it unsigned, and every signer seen. */
+    const agentGaps: string[] = [];
+    const signers: string[] = [];
     let sampling = true;
+    const sample = async () => {
+      if ((await effectiveVersion()) === undefined) gaps.push(new Date().toISOString());
+      const entry = await agentEntry();
+      const keyId = entry?.projection.signature?.keyId;
+      if (keyId === undefined) agentGaps.push(`${new Date().toISOString()} ${entry?.version}`);
+      else if (signers.at(-1) !== keyId) signers.push(keyId);
+    };
     const sampler = (async () => {
       while (sampling) {
-        const seen = await effectiveVersion();
-        if (seen === undefined) gaps.push(new Date().toISOString());
+        await sample();
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
+    const agentKeys = (count: number) =>
+      agent.waitForMetric("aether_config_agent_origin_keys", (v) => v === count, TIMEOUT_MS);
     try {
       await writeOriginKeys([keyA.publicPem, keyB.publicPem]);
       await keysRead(2);
+      await agentKeys(2);
       await writeFile(hubKeyFile, keyB.privatePem);
       await waitFor(
         async () => [...(await hubValues()).values()].every((v) => keyIdIn(v) === keyB.id),
@@ -203,18 +255,41 @@ describe("signed projections between registrars", () => {
         "every hub projection re-signed with key B",
       );
       expect(await hubSigningKeyId()).toBe(keyB.id);
+      await waitFor(
+        async () => (await agentEntry())?.projection.signature?.keyId === keyB.id,
+        TIMEOUT_MS,
+        "SERVICE signed by key B at the agent",
+      );
       await writeOriginKeys([keyB.publicPem]);
       await keysRead(1);
+      await agentKeys(1);
       // Re-signed under the same version: nothing new to route.
       expect(await effectiveVersion()).toBe(version);
+      expect((await agentEntry())?.version).toBe(version);
     } finally {
       sampling = false;
       await sampler;
     }
     expect(gaps).toEqual([]);
+    expect(agentGaps).toEqual([]);
+    expect(signers).toEqual([keyA.id, keyB.id]);
     expect(await signatureRejections()).toBe(0);
+    expect(await agentRejections()).toBe(0);
     expect((await spokeClient().getConfigStatus({})).rejections).toEqual([]);
   }, 60_000);
+
+  it("the agent restarted after the rotation serves the re-signed projection from its cache", async () => {
+    expect(await agent.stop()).toBe(0);
+    agent = await startAgent();
+    // Loaded before serving, and verified again with key B alone: nothing dropped.
+    const restored = await agent.waitForLog((l) => l.msg === "serving the last-known cache");
+    expect(restored.projections).toBe(1);
+    expect(agent.logs.filter((l) => String(l.msg).startsWith("cached projection dropped"))).toEqual(
+      [],
+    );
+    expect((await agentEntry())?.projection.signature?.keyId).toBe(keyB.id);
+    expect(await agentRejections()).toBe(0);
+  }, 30_000);
 
   it("refuses forgeries under the hub's key and keeps the last good projection", async () => {
     const older = await storedValue();

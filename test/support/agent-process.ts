@@ -33,6 +33,8 @@ export interface RoutesEntry {
     readonly service: string;
     readonly originCluster?: string;
     readonly version?: string;
+    /** The origin's signature (imported projections its exporter signed); its key id names the signer. */
+    readonly signature?: { readonly keyId?: string; readonly algorithm?: string };
     readonly routes?: {
       readonly name?: string;
       readonly rules?: {
