@@ -29,6 +29,12 @@ import type { Registry } from "prom-client";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import { peerSpiffeId } from "../../runtime/tls/tls-server-guard.js";
 import { registerAdminRoutes } from "./admin-routes.js";
+import {
+  boundedGzip,
+  COMPRESS_MIN_BYTES,
+  createPlaces,
+  DEFAULT_COMPRESSION_CONCURRENCY,
+} from "./bounded-compression.js";
 import { createCallAdmission } from "./call-admission.js";
 import type { ConnectionTrackingOptions } from "./connection-tracking.js";
 import { peerContextValues } from "./peer-identity.js";
@@ -289,11 +295,13 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return503OnClosing: false,
   });
 
+  const compressions = createPlaces(DEFAULT_COMPRESSION_CONCURRENCY);
   registerServerGauges(options.metricsRegistry, {
     connections: () => port.connections.size,
     pendingRequests: () => budget.pending,
     pendingRequestBytes: () => budget.pendingBytes,
     callsInFlight: () => calls.inFlight,
+    compressionsWaiting: () => compressions.waiting,
   });
   registerAdminRoutes(app, {
     readiness: options.readiness,
@@ -312,6 +320,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       }
     },
     readMaxBytes: limits.maxBodyBytes,
+    // gzip only, a few at a time, and only messages worth it (see bounded-compression.ts).
+    acceptCompression: [boundedGzip(compressions)],
+    compressMinBytes: COMPRESS_MIN_BYTES,
     // Outermost: it maps the errors of request messages that do not decode.
     interceptors: withRequestDecodingInterceptor(options.interceptors, options.onUndecodedRequest),
     // Protobuf JSON, strictly: connect-es ignores unknown fields by default.

@@ -15,13 +15,16 @@ export interface ServerGaugeSources {
   pendingRequestBytes(): number;
   /** Unary calls being answered. */
   callsInFlight(): number;
+  /** Messages waiting for a place to be compressed (`bounded-compression.ts`). */
+  compressionsWaiting(): number;
 }
 
 /**
  * Registers `aether_config_server_connections`,
  * `aether_config_server_pending_requests`,
- * `aether_config_server_pending_request_bytes` and
- * `aether_config_server_calls_in_flight` in `registry`.
+ * `aether_config_server_pending_request_bytes`,
+ * `aether_config_server_calls_in_flight` and
+ * `aether_config_server_compressions_waiting` in `registry`.
  */
 export function registerServerGauges(registry: Registry, sources: ServerGaugeSources): void {
   const gauges: [string, string, () => number][] = [
@@ -40,6 +43,11 @@ export function registerServerGauges(registry: Registry, sources: ServerGaugeSou
       "aether_config_server_calls_in_flight",
       "Unary calls being answered (admitted, response not yet closed).",
       sources.callsInFlight,
+    ],
+    [
+      "aether_config_server_compressions_waiting",
+      "Messages waiting for one of the few places where messages are gzip-compressed.",
+      sources.compressionsWaiting,
     ],
   ];
   for (const [name, help, read] of gauges) {
