@@ -22,6 +22,7 @@ export interface RegistrarLimits {
 export const LIMIT_FLAG_OPTIONS = {
   "max-connections": { type: "string", default: "4096" },
   "max-concurrent-streams": { type: "string", default: "100" },
+  "max-open-streams": { type: "string", default: "4096" },
   "max-header-bytes": { type: "string", default: "16KiB" },
   "max-session-memory": { type: "string", default: "10MiB" },
   "header-timeout": { type: "string", default: "10s" },
@@ -44,6 +45,8 @@ aether_config_server_refusals_total{reason} and logged):
                             (default 4096)
   --max-concurrent-streams N
                             streams per HTTP/2 connection, advertised in SETTINGS (default 100)
+  --max-open-streams N      HTTP/2 streams open at once over all connections; one more
+                            closes the connection holding the most (default 4096)
   --max-header-bytes SIZE   largest request header block (default 16KiB)
   --max-session-memory SIZE memory of one HTTP/2 session's buffers before it refuses new
                             streams, in whole MB (default 10MiB)
@@ -96,6 +99,7 @@ export function parseLimitFlags(values: Record<string, unknown>): RegistrarLimit
   const serverLimits: ServerLimits = {
     maxConnections: parseCountFlag("max-connections", v["max-connections"]),
     maxConcurrentStreams: parseCountFlag("max-concurrent-streams", v["max-concurrent-streams"]),
+    maxOpenStreams: parseCountFlag("max-open-streams", v["max-open-streams"]),
     maxHeaderBytes: parseByteSizeFlag("max-header-bytes", v["max-header-bytes"], 1024),
     maxSessionMemoryBytes: parseByteSizeFlag(
       "max-session-memory",

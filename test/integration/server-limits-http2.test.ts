@@ -236,3 +236,35 @@ describe("a watch stream whose client does not read", () => {
     await waitFor(async () => (await watchStreams(r.url)) === 0, 5_000, "the stream closed");
   });
 });
+
+describe("the streams open over all connections", () => {
+  it("closes the connection that held the most while more streams than --max-open-streams are open, and keeps the others", async () => {
+    const r = await registrar("--max-open-streams", "12");
+    const openStreams = () => scrapeMetric(r.url, "aether_config_server_open_streams");
+    // An agent-like connection with one watch stream, opened first.
+    const agent = await session(r.url);
+    const agentWatch = grpcCall(agent, WATCH);
+    await agentWatch.headers;
+    // A connection that opens eight streams and never reads a byte again.
+    const greedy = await raw(portOf(r.url));
+    greedy.write(Buffer.concat([1, 3, 5, 7, 9, 11, 13, 15].map((id) => rawWatch(id))));
+    greedy.socket.pause();
+    await waitFor(async () => (await openStreams()) === 9, 5_000, "nine open streams");
+    // A third with three: 12 open, at the bound, nobody is closed.
+    const modest = await raw(portOf(r.url));
+    modest.write(Buffer.concat([1, 3, 5].map((id) => rawWatch(id))));
+    await waitFor(async () => (await openStreams()) === 12, 5_000, "twelve open streams");
+    expect(await refusals(r.url, "max_open_streams")).toBe(0);
+    // One more, on the modest connection: at a tick of upkeep (every second at
+    // most), the greedy one, which has held the most, is closed.
+    modest.write(rawWatch(7));
+    await waitFor(async () => (await openStreams()) === 5, 10_000, "five open streams left");
+    expect(await refusals(r.url, "max_open_streams")).toBe(1);
+    // The greedy peer learns it was cut off once it reads again.
+    greedy.socket.resume();
+    await greedy.closedPromise;
+    expect(modest.closed).toBe(false);
+    expect(agent.destroyed || agent.closed).toBe(false);
+    expect(agentWatch.stream.closed).toBe(false);
+  });
+});

@@ -21,6 +21,11 @@ import type { Refusals } from "./refusals.js";
 import type { ServerLimits } from "./server-limits.js";
 import { createSessionUpkeep } from "./session-upkeep.js";
 
+/** A connection's peer address and port, the same for its TLS socket and its session's. */
+function peerKey(socket: Pick<Socket, "remoteAddress" | "remotePort"> | undefined): string {
+  return `${socket?.remoteAddress}:${socket?.remotePort}`;
+}
+
 /** Options of {@link trackConnections}. */
 export interface ConnectionTrackingOptions {
   /**
@@ -32,7 +37,12 @@ export interface ConnectionTrackingOptions {
    */
   readonly limits: Pick<
     ServerLimits,
-    "maxConnections" | "headerTimeoutMs" | "idleTimeoutMs" | "pingIntervalMs" | "pingTimeoutMs"
+    | "maxConnections"
+    | "maxOpenStreams"
+    | "headerTimeoutMs"
+    | "idleTimeoutMs"
+    | "pingIntervalMs"
+    | "pingTimeoutMs"
   >;
   /** Where refused connections and destroyed sessions are counted and logged. */
   readonly refusals: Refusals;
@@ -69,6 +79,8 @@ export interface TrackedConnections {
   destroyAll(): void;
   /** How many connections are open. */
   readonly size: number;
+  /** How many HTTP/2 streams are open over all sessions. */
+  readonly openStreams: number;
 }
 
 /**
@@ -83,8 +95,20 @@ export function trackConnections(
 ): TrackedConnections {
   const { logger, drainSignal, limits, refusals } = options;
   const { port, http1, h2 } = servers;
-  const upkeep = createSessionUpkeep({ limits, refusals, logger });
   const sockets = new Set<Socket>();
+  // The accepted TCP socket of each peer address: what ends a session at once.
+  const byPeer = new Map<string, Socket>();
+  const upkeep = createSessionUpkeep({
+    limits,
+    refusals,
+    logger,
+    end: (session) => {
+      const socket = byPeer.get(peerKey(session.socket));
+      session.destroy();
+      if (socket === undefined || socket.destroyed) return;
+      socket.destroy();
+    },
+  });
   const unrouted = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   let onAllClosed: (() => void) | undefined;
@@ -98,8 +122,11 @@ export function trackConnections(
   });
   port.on("connection", (socket: Socket) => {
     sockets.add(socket);
+    const peer = peerKey(socket);
+    byPeer.set(peer, socket);
     socket.once("close", () => {
       sockets.delete(socket);
+      if (byPeer.get(peer) === socket) byPeer.delete(peer);
       if (sockets.size === 0) onAllClosed?.();
     });
     if (drainSignal.aborted) {
@@ -149,6 +176,9 @@ export function trackConnections(
     },
     get size() {
       return sockets.size;
+    },
+    get openStreams() {
+      return upkeep.openStreams;
     },
   };
 }

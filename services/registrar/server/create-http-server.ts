@@ -298,6 +298,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const compressions = createPlaces(DEFAULT_COMPRESSION_CONCURRENCY);
   registerServerGauges(options.metricsRegistry, {
     connections: () => port.connections.size,
+    openStreams: () => port.connections.openStreams,
     pendingRequests: () => budget.pending,
     pendingRequestBytes: () => budget.pendingBytes,
     callsInFlight: () => calls.inFlight,

@@ -18,6 +18,7 @@ export const REFUSAL_REASONS = [
   "request_body_timeout",
   "header_timeout",
   "ping_timeout",
+  "max_open_streams",
   "max_watch_streams",
   "preempted_call",
 ] as const;
@@ -34,6 +35,8 @@ const MESSAGES: Record<RefusalReason, string> = {
   request_body_timeout: "a request body did not arrive in time: answered DEADLINE_EXCEEDED",
   header_timeout: "a header block did not finish in time: connection closed",
   ping_timeout: "an HTTP/2 peer did not answer a PING in time: session destroyed",
+  max_open_streams:
+    "HTTP/2 streams open over all connections at their limit: the connection holding the most was closed",
   max_watch_streams: "watch stream limit reached: refusing new WatchConfig streams",
   preempted_call:
     "calls being answered at their limit: the connection holding the most lost its oldest to a lighter one",

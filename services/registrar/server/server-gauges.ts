@@ -9,6 +9,8 @@ import { Gauge, type Registry } from "prom-client";
 export interface ServerGaugeSources {
   /** Open TCP connections (HTTP/1.1, HTTP/2 and not yet sniffed). */
   connections(): number;
+  /** HTTP/2 streams open over all connections. */
+  openStreams(): number;
   /** Requests waiting for their body. */
   pendingRequests(): number;
   /** Bytes those unfinished bodies hold. */
@@ -21,6 +23,7 @@ export interface ServerGaugeSources {
 
 /**
  * Registers `aether_config_server_connections`,
+ * `aether_config_server_open_streams`,
  * `aether_config_server_pending_requests`,
  * `aether_config_server_pending_request_bytes`,
  * `aether_config_server_calls_in_flight` and
@@ -29,6 +32,11 @@ export interface ServerGaugeSources {
 export function registerServerGauges(registry: Registry, sources: ServerGaugeSources): void {
   const gauges: [string, string, () => number][] = [
     ["aether_config_server_connections", "Open TCP connections.", sources.connections],
+    [
+      "aether_config_server_open_streams",
+      "HTTP/2 streams open over all connections.",
+      sources.openStreams,
+    ],
     [
       "aether_config_server_pending_requests",
       "Requests whose body is still arriving.",

@@ -22,6 +22,13 @@ export interface ServerLimits {
    */
   readonly maxConcurrentStreams: number;
   /**
+   * The most HTTP/2 streams open at once over all connections
+   * (`--max-open-streams`). One more destroys the session holding the most
+   * (`stream-shedding.ts`): a peer that does not read keeps every stream it
+   * opened, refused ones included, until its session ends.
+   */
+  readonly maxOpenStreams: number;
+  /**
    * The largest request header block in bytes (`--max-header-bytes`): the
    * HTTP/1.1 header size limit and HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE.
    */
@@ -94,6 +101,7 @@ export interface ServerLimits {
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxConnections: 4096,
   maxConcurrentStreams: 100,
+  maxOpenStreams: 4096,
   maxHeaderBytes: 16 * 1024,
   maxSessionMemoryBytes: 10 * 1024 * 1024,
   headerTimeoutMs: 10_000,

@@ -4,7 +4,10 @@
  * ping interval and destroys one whose peer leaves a PING unanswered for the
  * ping timeout (a frozen or vanished client: its streams end, and with them
  * their handlers and gauges), and it destroys a session that started a
- * header block and did not finish it within the header timeout.
+ * header block and did not finish it within the header timeout. It also
+ * counts the streams open over all sessions and, while more than
+ * `--max-open-streams` are, ends the sessions that held the most over the
+ * last ticks (`stream-shedding.ts`).
  */
 import type { Http2Session, ServerHttp2Stream } from "node:http2";
 import type { Logger } from "../../runtime/logger.js";
@@ -17,15 +20,26 @@ import {
   type SessionUpkeepLimits,
   upkeepTickMs,
 } from "./session-upkeep-rules.js";
+import { type SessionStreams, sessionsToShed } from "./stream-shedding.js";
 
 /** Options of {@link createSessionUpkeep}. */
 export interface SessionUpkeepOptions {
   /** The limits enforced. */
-  readonly limits: SessionUpkeepLimits;
+  readonly limits: SessionUpkeepLimits & {
+    /** The most streams open at once over all sessions (`--max-open-streams`). */
+    readonly maxOpenStreams: number;
+  };
   /** Where destroyed sessions are counted and logged. */
   readonly refusals: Refusals;
   /** Where PING failures are logged (debug). */
   readonly logger: Logger;
+  /**
+   * Ends a session at once, its connection included; default
+   * `session.destroy()`. Node's own destroy waits until what the session
+   * still has to write has been written, which a peer that reads nothing
+   * never lets happen: its session and streams stayed.
+   */
+  readonly end?: (session: Http2Session) => void;
   /** The clock, in milliseconds; default `performance.now`. */
   readonly now?: () => number;
 }
@@ -36,6 +50,8 @@ export interface SessionUpkeep {
   track(session: Http2Session): void;
   /** How many sessions are looked after. */
   readonly size: number;
+  /** How many streams are open over all of them. */
+  readonly openStreams: number;
   /** Stops the timer; sessions are no longer PINGed or timed out. */
   stop(): void;
 }
@@ -44,16 +60,52 @@ export interface SessionUpkeep {
 interface Tracked {
   clock: SessionClock;
   highestStreamId: number;
+  /** Its streams open now. */
+  open: number;
+  /** Its open streams at the last two ticks, the latest first. */
+  before: [number, number];
 }
 
 /** Creates the upkeep; its timer runs while it tracks at least one session. */
 export function createSessionUpkeep(options: SessionUpkeepOptions): SessionUpkeep {
   const { limits, refusals, logger } = options;
   const now = options.now ?? (() => performance.now());
+  const end = options.end ?? ((session: Http2Session) => session.destroy());
   const sessions = new Map<Http2Session, Tracked>();
   const tickMs = upkeepTickMs(limits);
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  let openStreams = 0;
+
+  /** Counts a new stream of a session until it closes. */
+  function opened(tracked: Tracked, stream: ServerHttp2Stream): void {
+    tracked.highestStreamId = Math.max(tracked.highestStreamId, stream.id ?? 0);
+    tracked.open++;
+    openStreams++;
+    stream.once("close", () => {
+      tracked.open--;
+      openStreams--;
+    });
+  }
+
+  /** Ends the sessions that held the most while over the bound; samples every session. */
+  function shed(): void {
+    const loads: SessionStreams<Http2Session>[] = [];
+    for (const [session, tracked] of sessions) {
+      const [last, earlier] = tracked.before;
+      loads.push({ session, open: tracked.open, held: Math.min(tracked.open, last, earlier) });
+      tracked.before = [tracked.open, last];
+    }
+    for (const session of sessionsToShed(openStreams, limits.maxOpenStreams, loads)) {
+      refusals.refuse("max_open_streams", {
+        remoteAddress: session.socket?.remoteAddress,
+        streams: sessions.get(session)?.open,
+        maxOpenStreams: limits.maxOpenStreams,
+      });
+      sessions.delete(session);
+      end(session);
+    }
+  }
 
   function ping(session: Http2Session, tracked: Tracked, at: number): void {
     tracked.clock = { ...tracked.clock, lastPingAt: at, pingSentAt: at };
@@ -89,19 +141,23 @@ export function createSessionUpkeep(options: SessionUpkeepOptions): SessionUpkee
       else if (action.type === "destroy") {
         refusals.refuse(action.reason, { remoteAddress: session.socket?.remoteAddress });
         sessions.delete(session);
-        session.destroy();
+        end(session);
       }
     }
+    shed();
   }
 
   return {
     track(session) {
       if (stopped) return;
-      const tracked: Tracked = { clock: newSessionClock(now()), highestStreamId: 0 };
+      const tracked: Tracked = {
+        clock: newSessionClock(now()),
+        highestStreamId: 0,
+        open: 0,
+        before: [0, 0],
+      };
       sessions.set(session, tracked);
-      session.on("stream", (stream: ServerHttp2Stream) => {
-        tracked.highestStreamId = Math.max(tracked.highestStreamId, stream.id ?? 0);
-      });
+      session.on("stream", (stream: ServerHttp2Stream) => opened(tracked, stream));
       session.once("close", () => {
         sessions.delete(session);
         if (sessions.size === 0 && timer !== undefined) {
@@ -116,6 +172,9 @@ export function createSessionUpkeep(options: SessionUpkeepOptions): SessionUpkee
     },
     get size() {
       return sessions.size;
+    },
+    get openStreams() {
+      return openStreams;
     },
     stop() {
       stopped = true;
