@@ -1,12 +1,19 @@
 /**
  * How the config cache's follow judges failed pings: at once when the
  * process was idle while it waited (a frozen or lost store), but pinged again
- * at once, at most twice in a row, when the process was too busy to have
+ * at once, at most the grace's times in a row, when the process was too busy to have
  * read an answer. A store answering again resets the count.
  */
 import { describe, expect, it } from "vitest";
 import { followStore } from "../../services/registrar/cache/store-follow.js";
 import { StoreUnavailableError } from "../../services/registrar/store/config-store.js";
+import { DEFAULT_STARVATION_GRACE } from "../../services/registrar/store/starvation-grace.js";
+
+/** How many failures in a row a busy process excuses by default. */
+const GRACE = DEFAULT_STARVATION_GRACE.maxGrace;
+/** "etcd ping N took over 1000 ms" for N in first..last. */
+const failures = (first: number, last: number) =>
+  Array.from({ length: last - first + 1 }, (_, i) => `etcd ping ${first + i} took over 1000 ms`);
 
 /** A store whose watch never reports and whose pings answer as `answers` says, in turn (then fail). */
 function pingedStore(answers: boolean[]) {
@@ -47,20 +54,20 @@ describe("the follow's health pings", () => {
     expect(excused).toEqual([]);
   });
 
-  it("excuse two failures in a row while the process was busy, pinging again at once, and count the third", async () => {
+  it("excuse the grace's failures in a row while the process was busy, pinging again at once, and count the next", async () => {
     const pinged = pingedStore([]);
     const { ended, excused } = follow(pinged.store, () => 0.95);
-    expect((await ended)?.message).toBe("etcd ping 3 took over 1000 ms");
-    expect(excused).toEqual(["etcd ping 1 took over 1000 ms", "etcd ping 2 took over 1000 ms"]);
-    expect(pinged.pings).toBe(3);
+    expect((await ended)?.message).toBe(`etcd ping ${GRACE + 1} took over 1000 ms`);
+    expect(excused).toEqual(failures(1, GRACE));
+    expect(pinged.pings).toBe(GRACE + 1);
   });
 
   it("forget the excuses once the store answers", async () => {
-    // Busy throughout: fail, answer, fail, fail, fail: the last three are a new run.
-    const pinged = pingedStore([false, true, false, false]);
+    // Busy throughout: fail, answer, then fail on: the failures after the answer are a new run.
+    const pinged = pingedStore([false, true]);
     const { ended, excused } = follow(pinged.store, () => 0.95);
-    expect((await ended)?.message).toBe("etcd ping 5 took over 1000 ms");
-    expect(excused).toHaveLength(3);
+    expect((await ended)?.message).toBe(`etcd ping ${GRACE + 3} took over 1000 ms`);
+    expect(excused).toEqual([...failures(1, 1), ...failures(3, GRACE + 2)]);
   });
 
   it("count a failure once the process is idle again, excused or not before", async () => {
