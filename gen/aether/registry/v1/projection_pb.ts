@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aether/registry/v1/projection.proto.
  */
 export const file_aether_registry_v1_projection: GenFile = /*@__PURE__*/
-  fileDesc("CiNhZXRoZXIvcmVnaXN0cnkvdjEvcHJvamVjdGlvbi5wcm90bxISYWV0aGVyLnJlZ2lzdHJ5LnYxIroBChdTZXJ2aWNlQ29uZmlnUHJvamVjdGlvbhIPCgdzZXJ2aWNlGAEgASgJEhYKDm9yaWdpbl9jbHVzdGVyGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSKQoGcm91dGVzGAQgAygLMhkuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlEjoKCXNpZ25hdHVyZRgPIAEoCzInLmFldGhlci5yZWdpc3RyeS52MS5Qcm9qZWN0aW9uU2lnbmF0dXJlInMKE1Byb2plY3Rpb25TaWduYXR1cmUSDgoGa2V5X2lkGAEgASgJEjkKCWFsZ29yaXRobRgCIAEoDjImLmFldGhlci5yZWdpc3RyeS52MS5TaWduYXR1cmVBbGdvcml0aG0SEQoJc2lnbmF0dXJlGAMgASgMIqoCCgVSb3V0ZRIrCgRraW5kGAEgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlS2luZBIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCRIxCg1jcmVhdGlvbl90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgRyb2xlGAUgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUm9sZRIyCgtwYXJlbnRfcmVmcxgGIAMoCzIdLmFldGhlci5yZWdpc3RyeS52MS5QYXJlbnRSZWYSEQoJaG9zdG5hbWVzGAcgAygJEiwKBXJ1bGVzGAggAygLMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUnVsZSJACglQYXJlbnRSZWYSDwoHc2VydmljZRgBIAEoCRIMCgRwb3J0GAIgASgNEhQKDHNlY3Rpb25fbmFtZRgDIAEoCSKKAgoJUm91dGVSdWxlEgwKBG5hbWUYASABKAkSLwoHbWF0Y2hlcxgCIAMoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZU1hdGNoEisKB2ZpbHRlcnMYAyADKAsyGi5hZXRoZXIucmVnaXN0cnkudjEuRmlsdGVyEi0KCGJhY2tlbmRzGAQgAygLMhsuYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmQSMwoIdGltZW91dHMYBSABKAsyIS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVUaW1lb3V0cxItCgVyZXRyeRgGIAEoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZVJldHJ5IvABCgpSb3V0ZU1hdGNoEisKBHBhdGgYASABKAsyHS5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1hdGNoEjAKB2hlYWRlcnMYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyTWF0Y2gSOQoMcXVlcnlfcGFyYW1zGAMgAygLMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlF1ZXJ5UGFyYW1NYXRjaBIOCgZtZXRob2QYBCABKAkSOAoLZ3JwY19tZXRob2QYBSABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuR3JwY01ldGhvZE1hdGNoIksKCVBhdGhNYXRjaBIvCgR0eXBlGAEgASgOMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNYXRjaFR5cGUSDQoFdmFsdWUYAiABKAkiXQoLSGVhZGVyTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJhCg9RdWVyeVBhcmFtTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJlCg9HcnBjTWV0aG9kTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDwoHc2VydmljZRgCIAEoCRIOCgZtZXRob2QYAyABKAkiuwMKBkZpbHRlchJFChdyZXF1ZXN0X2hlYWRlcl9tb2RpZmllchgBIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEkYKGHJlc3BvbnNlX2hlYWRlcl9tb2RpZmllchgCIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEj8KEHJlcXVlc3RfcmVkaXJlY3QYAyABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuUmVxdWVzdFJlZGlyZWN0SAASNQoLdXJsX3Jld3JpdGUYBCABKAsyHi5hZXRoZXIucmVnaXN0cnkudjEuVXJsUmV3cml0ZUgAEjsKDnJlcXVlc3RfbWlycm9yGAUgASgLMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJlcXVlc3RNaXJyb3JIABI5Cg1leHRlbnNpb25fcmVmGAYgASgLMiAuYWV0aGVyLnJlZ2lzdHJ5LnYxLkV4dGVuc2lvblJlZkgAEigKBGNvcnMYByABKAsyGC5hZXRoZXIucmVnaXN0cnkudjEuQ29yc0gAQggKBmZpbHRlciIqCgtIZWFkZXJWYWx1ZRIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgJInwKDkhlYWRlck1vZGlmaWVyEiwKA3NldBgBIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJWYWx1ZRIsCgNhZGQYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyVmFsdWUSDgoGcmVtb3ZlGAMgAygJIlEKDFBhdGhNb2RpZmllchIyCgR0eXBlGAEgASgOMiQuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNb2RpZmllclR5cGUSDQoFdmFsdWUYAiABKAkitgEKD1JlcXVlc3RSZWRpcmVjdBITCgZzY2hlbWUYASABKAlIAIgBARIVCghob3N0bmFtZRgCIAEoCUgBiAEBEi4KBHBhdGgYAyABKAsyIC5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1vZGlmaWVyEhEKBHBvcnQYBCABKA1IAogBARITCgtzdGF0dXNfY29kZRgFIAEoDUIJCgdfc2NoZW1lQgsKCV9ob3N0bmFtZUIHCgVfcG9ydCJgCgpVcmxSZXdyaXRlEhUKCGhvc3RuYW1lGAEgASgJSACIAQESLgoEcGF0aBgCIAEoCzIgLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTW9kaWZpZXJCCwoJX2hvc3RuYW1lIm0KDVJlcXVlc3RNaXJyb3ISLAoHYmFja2VuZBgBIAEoCzIbLmFldGhlci5yZWdpc3RyeS52MS5CYWNrZW5kEi4KCGZyYWN0aW9uGAIgASgLMhwuYWV0aGVyLnJlZ2lzdHJ5LnYxLkZyYWN0aW9uIjIKCEZyYWN0aW9uEhEKCW51bWVyYXRvchgBIAEoDRITCgtkZW5vbWluYXRvchgCIAEoDSI5CgxFeHRlbnNpb25SZWYSDQoFZ3JvdXAYASABKAkSDAoEa2luZBgCIAEoCRIMCgRuYW1lGAMgASgJIpcBCgRDb3JzEhUKDWFsbG93X29yaWdpbnMYASADKAkSGQoRYWxsb3dfY3JlZGVudGlhbHMYAiABKAgSFQoNYWxsb3dfbWV0aG9kcxgDIAMoCRIVCg1hbGxvd19oZWFkZXJzGAQgAygJEhYKDmV4cG9zZV9oZWFkZXJzGAUgAygJEhcKD21heF9hZ2Vfc2Vjb25kcxgGIAEoDSJ7CgdCYWNrZW5kEg8KB3NlcnZpY2UYASABKAkSDAoEcG9ydBgCIAEoDRIOCgZ3ZWlnaHQYAyABKA0SKwoHZmlsdGVycxgEIAMoCzIaLmFldGhlci5yZWdpc3RyeS52MS5GaWx0ZXISFAoMYXBwX3Byb3RvY29sGAUgASgJIm8KDVJvdXRlVGltZW91dHMSKgoHcmVxdWVzdBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIyCg9iYWNrZW5kX3JlcXVlc3QYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iawoKUm91dGVSZXRyeRINCgVjb2RlcxgBIAMoDRIVCghhdHRlbXB0cxgCIAEoDUgAiAEBEioKB2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CCwoJX2F0dGVtcHRzKoUBChJTaWduYXR1cmVBbGdvcml0aG0SIwofU0lHTkFUVVJFX0FMR09SSVRITV9VTlNQRUNJRklFRBAAEh8KG1NJR05BVFVSRV9BTEdPUklUSE1fRUQyNTUxORABEikKJVNJR05BVFVSRV9BTEdPUklUSE1fRUNEU0FfUDI1Nl9TSEEyNTYQAipRCglSb3V0ZUtpbmQSGgoWUk9VVEVfS0lORF9VTlNQRUNJRklFRBAAEhMKD1JPVVRFX0tJTkRfSFRUUBABEhMKD1JPVVRFX0tJTkRfR1JQQxACKlkKCVJvdXRlUm9sZRIaChZST1VURV9ST0xFX1VOU1BFQ0lGSUVEEAASFwoTUk9VVEVfUk9MRV9QUk9EVUNFUhABEhcKE1JPVVRFX1JPTEVfQ09OU1VNRVIQAiqUAQoNUGF0aE1hdGNoVHlwZRIfChtQQVRIX01BVENIX1RZUEVfVU5TUEVDSUZJRUQQABIZChVQQVRIX01BVENIX1RZUEVfRVhBQ1QQARIfChtQQVRIX01BVENIX1RZUEVfUEFUSF9QUkVGSVgQAhImCiJQQVRIX01BVENIX1RZUEVfUkVHVUxBUl9FWFBSRVNTSU9OEAMqewoPU3RyaW5nTWF0Y2hUeXBlEiEKHVNUUklOR19NQVRDSF9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXU1RSSU5HX01BVENIX1RZUEVfRVhBQ1QQARIoCiRTVFJJTkdfTUFUQ0hfVFlQRV9SRUdVTEFSX0VYUFJFU1NJT04QAiqNAQoQUGF0aE1vZGlmaWVyVHlwZRIiCh5QQVRIX01PRElGSUVSX1RZUEVfVU5TUEVDSUZJRUQQABIoCiRQQVRIX01PRElGSUVSX1RZUEVfUkVQTEFDRV9GVUxMX1BBVEgQARIrCidQQVRIX01PRElGSUVSX1RZUEVfUkVQTEFDRV9QUkVGSVhfTUFUQ0gQAmIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiNhZXRoZXIvcmVnaXN0cnkvdjEvcHJvamVjdGlvbi5wcm90bxISYWV0aGVyLnJlZ2lzdHJ5LnYxIvABChdTZXJ2aWNlQ29uZmlnUHJvamVjdGlvbhIPCgdzZXJ2aWNlGAEgASgJEhYKDm9yaWdpbl9jbHVzdGVyGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSKQoGcm91dGVzGAQgAygLMhkuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlEjQKDGh0dHBfZmlsdGVycxgFIAMoCzIeLmFldGhlci5yZWdpc3RyeS52MS5IdHRwRmlsdGVyEjoKCXNpZ25hdHVyZRgPIAEoCzInLmFldGhlci5yZWdpc3RyeS52MS5Qcm9qZWN0aW9uU2lnbmF0dXJlInMKE1Byb2plY3Rpb25TaWduYXR1cmUSDgoGa2V5X2lkGAEgASgJEjkKCWFsZ29yaXRobRgCIAEoDjImLmFldGhlci5yZWdpc3RyeS52MS5TaWduYXR1cmVBbGdvcml0aG0SEQoJc2lnbmF0dXJlGAMgASgMIqoCCgVSb3V0ZRIrCgRraW5kGAEgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlS2luZBIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCRIxCg1jcmVhdGlvbl90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgRyb2xlGAUgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUm9sZRIyCgtwYXJlbnRfcmVmcxgGIAMoCzIdLmFldGhlci5yZWdpc3RyeS52MS5QYXJlbnRSZWYSEQoJaG9zdG5hbWVzGAcgAygJEiwKBXJ1bGVzGAggAygLMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUnVsZSJACglQYXJlbnRSZWYSDwoHc2VydmljZRgBIAEoCRIMCgRwb3J0GAIgASgNEhQKDHNlY3Rpb25fbmFtZRgDIAEoCSKKAgoJUm91dGVSdWxlEgwKBG5hbWUYASABKAkSLwoHbWF0Y2hlcxgCIAMoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZU1hdGNoEisKB2ZpbHRlcnMYAyADKAsyGi5hZXRoZXIucmVnaXN0cnkudjEuRmlsdGVyEi0KCGJhY2tlbmRzGAQgAygLMhsuYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmQSMwoIdGltZW91dHMYBSABKAsyIS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVUaW1lb3V0cxItCgVyZXRyeRgGIAEoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZVJldHJ5IvABCgpSb3V0ZU1hdGNoEisKBHBhdGgYASABKAsyHS5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1hdGNoEjAKB2hlYWRlcnMYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyTWF0Y2gSOQoMcXVlcnlfcGFyYW1zGAMgAygLMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlF1ZXJ5UGFyYW1NYXRjaBIOCgZtZXRob2QYBCABKAkSOAoLZ3JwY19tZXRob2QYBSABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuR3JwY01ldGhvZE1hdGNoIksKCVBhdGhNYXRjaBIvCgR0eXBlGAEgASgOMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNYXRjaFR5cGUSDQoFdmFsdWUYAiABKAkiXQoLSGVhZGVyTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJhCg9RdWVyeVBhcmFtTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJlCg9HcnBjTWV0aG9kTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDwoHc2VydmljZRgCIAEoCRIOCgZtZXRob2QYAyABKAkiuwMKBkZpbHRlchJFChdyZXF1ZXN0X2hlYWRlcl9tb2RpZmllchgBIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEkYKGHJlc3BvbnNlX2hlYWRlcl9tb2RpZmllchgCIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEj8KEHJlcXVlc3RfcmVkaXJlY3QYAyABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuUmVxdWVzdFJlZGlyZWN0SAASNQoLdXJsX3Jld3JpdGUYBCABKAsyHi5hZXRoZXIucmVnaXN0cnkudjEuVXJsUmV3cml0ZUgAEjsKDnJlcXVlc3RfbWlycm9yGAUgASgLMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJlcXVlc3RNaXJyb3JIABI5Cg1leHRlbnNpb25fcmVmGAYgASgLMiAuYWV0aGVyLnJlZ2lzdHJ5LnYxLkV4dGVuc2lvblJlZkgAEigKBGNvcnMYByABKAsyGC5hZXRoZXIucmVnaXN0cnkudjEuQ29yc0gAQggKBmZpbHRlciIqCgtIZWFkZXJWYWx1ZRIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgJInwKDkhlYWRlck1vZGlmaWVyEiwKA3NldBgBIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJWYWx1ZRIsCgNhZGQYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyVmFsdWUSDgoGcmVtb3ZlGAMgAygJIlEKDFBhdGhNb2RpZmllchIyCgR0eXBlGAEgASgOMiQuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNb2RpZmllclR5cGUSDQoFdmFsdWUYAiABKAkitgEKD1JlcXVlc3RSZWRpcmVjdBITCgZzY2hlbWUYASABKAlIAIgBARIVCghob3N0bmFtZRgCIAEoCUgBiAEBEi4KBHBhdGgYAyABKAsyIC5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1vZGlmaWVyEhEKBHBvcnQYBCABKA1IAogBARITCgtzdGF0dXNfY29kZRgFIAEoDUIJCgdfc2NoZW1lQgsKCV9ob3N0bmFtZUIHCgVfcG9ydCJgCgpVcmxSZXdyaXRlEhUKCGhvc3RuYW1lGAEgASgJSACIAQESLgoEcGF0aBgCIAEoCzIgLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTW9kaWZpZXJCCwoJX2hvc3RuYW1lIm0KDVJlcXVlc3RNaXJyb3ISLAoHYmFja2VuZBgBIAEoCzIbLmFldGhlci5yZWdpc3RyeS52MS5CYWNrZW5kEi4KCGZyYWN0aW9uGAIgASgLMhwuYWV0aGVyLnJlZ2lzdHJ5LnYxLkZyYWN0aW9uIjIKCEZyYWN0aW9uEhEKCW51bWVyYXRvchgBIAEoDRITCgtkZW5vbWluYXRvchgCIAEoDSI5CgxFeHRlbnNpb25SZWYSDQoFZ3JvdXAYASABKAkSDAoEa2luZBgCIAEoCRIMCgRuYW1lGAMgASgJIpcBCgRDb3JzEhUKDWFsbG93X29yaWdpbnMYASADKAkSGQoRYWxsb3dfY3JlZGVudGlhbHMYAiABKAgSFQoNYWxsb3dfbWV0aG9kcxgDIAMoCRIVCg1hbGxvd19oZWFkZXJzGAQgAygJEhYKDmV4cG9zZV9oZWFkZXJzGAUgAygJEhcKD21heF9hZ2Vfc2Vjb25kcxgGIAEoDSJ7CgdCYWNrZW5kEg8KB3NlcnZpY2UYASABKAkSDAoEcG9ydBgCIAEoDRIOCgZ3ZWlnaHQYAyABKA0SKwoHZmlsdGVycxgEIAMoCzIaLmFldGhlci5yZWdpc3RyeS52MS5GaWx0ZXISFAoMYXBwX3Byb3RvY29sGAUgASgJIm8KDVJvdXRlVGltZW91dHMSKgoHcmVxdWVzdBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIyCg9iYWNrZW5kX3JlcXVlc3QYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iawoKUm91dGVSZXRyeRINCgVjb2RlcxgBIAMoDRIVCghhdHRlbXB0cxgCIAEoDUgAiAEBEioKB2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CCwoJX2F0dGVtcHRzIpwECgpIdHRwRmlsdGVyEhEKCW5hbWVzcGFjZRgBIAEoCRIMCgRuYW1lGAIgASgJEjEKDWNyZWF0aW9uX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKBXBoYXNlGAQgASgOMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLkh0dHBGaWx0ZXJQaGFzZRIQCghwcmlvcml0eRgFIAEoBRIuCgd0YXJnZXRzGAYgAygLMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhcmVudFJlZhIvCgNsdWEYByABKAsyIC5hZXRoZXIucmVnaXN0cnkudjEuTHVhRXh0ZW5zaW9uSAASMQoEd2FzbRgIIAEoCzIhLmFldGhlci5yZWdpc3RyeS52MS5XYXNtRXh0ZW5zaW9uSAASQgoIZXh0X3Byb2MYCSABKAsyLi5hZXRoZXIucmVnaXN0cnkudjEuRXh0ZXJuYWxQcm9jZXNzb3JFeHRlbnNpb25IABJHCglleHRfYXV0aHoYCiABKAsyMi5hZXRoZXIucmVnaXN0cnkudjEuRXh0ZXJuYWxBdXRob3JpemF0aW9uRXh0ZW5zaW9uSAASRgoPaGVhZGVyX211dGF0aW9uGAsgASgLMisuYWV0aGVyLnJlZ2lzdHJ5LnYxLkhlYWRlck11dGF0aW9uRXh0ZW5zaW9uSABCCwoJZXh0ZW5zaW9uIh4KDEx1YUV4dGVuc2lvbhIOCgZzb3VyY2UYASABKAkigQEKDVdhc21FeHRlbnNpb24SCwoDdXJsGAEgASgJEg4KBnNoYTI1NhgCIAEoCRIaChJwbHVnaW5fY29uZmlnX2pzb24YAyABKAkSNwoLcHVsbF9wb2xpY3kYBCABKA4yIi5hZXRoZXIucmVnaXN0cnkudjEuV2FzbVB1bGxQb2xpY3kitgEKGkV4dGVybmFsUHJvY2Vzc29yRXh0ZW5zaW9uEiwKB2JhY2tlbmQYASABKAsyGy5hZXRoZXIucmVnaXN0cnkudjEuQmFja2VuZBIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEj4KDGZhaWx1cmVfbW9kZRgDIAEoDjIoLmFldGhlci5yZWdpc3RyeS52MS5FeHRlbnNpb25GYWlsdXJlTW9kZSK6AQoeRXh0ZXJuYWxBdXRob3JpemF0aW9uRXh0ZW5zaW9uEiwKB2JhY2tlbmQYASABKAsyGy5hZXRoZXIucmVnaXN0cnkudjEuQmFja2VuZBIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEj4KDGZhaWx1cmVfbW9kZRgDIAEoDjIoLmFldGhlci5yZWdpc3RyeS52MS5FeHRlbnNpb25GYWlsdXJlTW9kZSKEAQoXSGVhZGVyTXV0YXRpb25FeHRlbnNpb24SMwoHcmVxdWVzdBgBIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllchI0CghyZXNwb25zZRgCIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllciqFAQoSU2lnbmF0dXJlQWxnb3JpdGhtEiMKH1NJR05BVFVSRV9BTEdPUklUSE1fVU5TUEVDSUZJRUQQABIfChtTSUdOQVRVUkVfQUxHT1JJVEhNX0VEMjU1MTkQARIpCiVTSUdOQVRVUkVfQUxHT1JJVEhNX0VDRFNBX1AyNTZfU0hBMjU2EAIqUQoJUm91dGVLaW5kEhoKFlJPVVRFX0tJTkRfVU5TUEVDSUZJRUQQABITCg9ST1VURV9LSU5EX0hUVFAQARITCg9ST1VURV9LSU5EX0dSUEMQAipZCglSb3V0ZVJvbGUSGgoWUk9VVEVfUk9MRV9VTlNQRUNJRklFRBAAEhcKE1JPVVRFX1JPTEVfUFJPRFVDRVIQARIXChNST1VURV9ST0xFX0NPTlNVTUVSEAIqlAEKDVBhdGhNYXRjaFR5cGUSHwobUEFUSF9NQVRDSF9UWVBFX1VOU1BFQ0lGSUVEEAASGQoVUEFUSF9NQVRDSF9UWVBFX0VYQUNUEAESHwobUEFUSF9NQVRDSF9UWVBFX1BBVEhfUFJFRklYEAISJgoiUEFUSF9NQVRDSF9UWVBFX1JFR1VMQVJfRVhQUkVTU0lPThADKnsKD1N0cmluZ01hdGNoVHlwZRIhCh1TVFJJTkdfTUFUQ0hfVFlQRV9VTlNQRUNJRklFRBAAEhsKF1NUUklOR19NQVRDSF9UWVBFX0VYQUNUEAESKAokU1RSSU5HX01BVENIX1RZUEVfUkVHVUxBUl9FWFBSRVNTSU9OEAIqjQEKEFBhdGhNb2RpZmllclR5cGUSIgoeUEFUSF9NT0RJRklFUl9UWVBFX1VOU1BFQ0lGSUVEEAASKAokUEFUSF9NT0RJRklFUl9UWVBFX1JFUExBQ0VfRlVMTF9QQVRIEAESKwonUEFUSF9NT0RJRklFUl9UWVBFX1JFUExBQ0VfUFJFRklYX01BVENIEAIqqgEKD0h0dHBGaWx0ZXJQaGFzZRIhCh1IVFRQX0ZJTFRFUl9QSEFTRV9VTlNQRUNJRklFRBAAEhsKF0hUVFBfRklMVEVSX1BIQVNFX0FVVEhOEAESGwoXSFRUUF9GSUxURVJfUEhBU0VfQVVUSFoQAhIbChdIVFRQX0ZJTFRFUl9QSEFTRV9TVEFUUxADEh0KGUhUVFBfRklMVEVSX1BIQVNFX0RFRkFVTFQQBCp0Cg5XYXNtUHVsbFBvbGljeRIgChxXQVNNX1BVTExfUE9MSUNZX1VOU1BFQ0lGSUVEEAASIwofV0FTTV9QVUxMX1BPTElDWV9JRl9OT1RfUFJFU0VOVBABEhsKF1dBU01fUFVMTF9QT0xJQ1lfQUxXQVlTEAIqgQEKFEV4dGVuc2lvbkZhaWx1cmVNb2RlEiYKIkVYVEVOU0lPTl9GQUlMVVJFX01PREVfVU5TUEVDSUZJRUQQABIfChtFWFRFTlNJT05fRkFJTFVSRV9NT0RFX0RFTlkQARIgChxFWFRFTlNJT05fRkFJTFVSRV9NT0RFX0FMTE9XEAJiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * ServiceConfigProjection is the reconciled routing config of one exported
@@ -58,6 +58,23 @@ export type ServiceConfigProjection = Message<"aether.registry.v1.ServiceConfigP
    * @generated from field: repeated aether.registry.v1.Route routes = 4;
    */
   routes: Route[];
+
+  /**
+   * The HTTP filters attached to the service: every valid HTTPFilter
+   * (`mesh.aether.dev/v1alpha1`) in the service's namespace whose
+   * `spec.targetRefs` name it (GEP-713 direct policy attachment). An
+   * HTTPFilter only named by a route's ExtensionRef filter is caller-side
+   * (class 2) and never appears here.
+   *
+   * Listed in the order the data plane must run them on a request to a
+   * targeted port: by phase (AUTHN, AUTHZ, STATS, then DEFAULT), then by
+   * priority (higher first), then by creation time (older first), then by
+   * namespace and name. They run before the matched route rule's filters;
+   * the response passes them in the reverse order.
+   *
+   * @generated from field: repeated aether.registry.v1.HttpFilter http_filters = 5;
+   */
+  httpFilters: HttpFilter[];
 
   /**
    * The origin's signature over this projection, when its exporter signs
@@ -1003,6 +1020,287 @@ export const RouteRetrySchema: GenMessage<RouteRetry> = /*@__PURE__*/
   messageDesc(file_aether_registry_v1_projection, 22);
 
 /**
+ * HttpFilter is one HTTPFilter object (`mesh.aether.dev/v1alpha1`) attached
+ * to the service: the proxy-extension escape hatch. Exactly one extension is
+ * set.
+ *
+ * @generated from message aether.registry.v1.HttpFilter
+ */
+export type HttpFilter = Message<"aether.registry.v1.HttpFilter"> & {
+  /**
+   * The namespace of the HTTPFilter object (the service's namespace).
+   *
+   * @generated from field: string namespace = 1;
+   */
+  namespace: string;
+
+  /**
+   * The name of the HTTPFilter object; with `namespace` and `creation_time`
+   * it orders filters of equal phase and priority.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The creation timestamp of the HTTPFilter object: of two filters with the
+   * same phase and priority, the older runs first.
+   *
+   * @generated from field: google.protobuf.Timestamp creation_time = 3;
+   */
+  creationTime?: Timestamp | undefined;
+
+  /**
+   * The phase the filter runs in.
+   *
+   * @generated from field: aether.registry.v1.HttpFilterPhase phase = 4;
+   */
+  phase: HttpFilterPhase;
+
+  /**
+   * The order within a phase: a higher priority runs first. 0 when unset.
+   *
+   * @generated from field: int32 priority = 5;
+   */
+  priority: number;
+
+  /**
+   * The attachments of the filter to the service, one per distinct port its
+   * targetRefs name, in the order the object lists them; a target with port
+   * 0 (no `sectionName`) applies to every port of the service.
+   *
+   * @generated from field: repeated aether.registry.v1.ParentRef targets = 6;
+   */
+  targets: ParentRef[];
+
+  /**
+   * The extension the filter runs; its case is the extension type.
+   *
+   * @generated from oneof aether.registry.v1.HttpFilter.extension
+   */
+  extension: {
+    /**
+     * A Lua script run in the proxy.
+     *
+     * @generated from field: aether.registry.v1.LuaExtension lua = 7;
+     */
+    value: LuaExtension;
+    case: "lua";
+  } | {
+    /**
+     * A WebAssembly module run in the proxy.
+     *
+     * @generated from field: aether.registry.v1.WasmExtension wasm = 8;
+     */
+    value: WasmExtension;
+    case: "wasm";
+  } | {
+    /**
+     * An external processor called with the request and response (Envoy's
+     * ext_proc protocol).
+     *
+     * @generated from field: aether.registry.v1.ExternalProcessorExtension ext_proc = 9;
+     */
+    value: ExternalProcessorExtension;
+    case: "extProc";
+  } | {
+    /**
+     * An external authorization service asked whether the request may
+     * proceed (Envoy's ext_authz protocol, gRPC).
+     *
+     * @generated from field: aether.registry.v1.ExternalAuthorizationExtension ext_authz = 10;
+     */
+    value: ExternalAuthorizationExtension;
+    case: "extAuthz";
+  } | {
+    /**
+     * Request and response header changes.
+     *
+     * @generated from field: aether.registry.v1.HeaderMutationExtension header_mutation = 11;
+     */
+    value: HeaderMutationExtension;
+    case: "headerMutation";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message aether.registry.v1.HttpFilter.
+ * Use `create(HttpFilterSchema)` to create a new message.
+ */
+export const HttpFilterSchema: GenMessage<HttpFilter> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 23);
+
+/**
+ * LuaExtension is a Lua script, inline.
+ *
+ * @generated from message aether.registry.v1.LuaExtension
+ */
+export type LuaExtension = Message<"aether.registry.v1.LuaExtension"> & {
+  /**
+   * The script's source text.
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message aether.registry.v1.LuaExtension.
+ * Use `create(LuaExtensionSchema)` to create a new message.
+ */
+export const LuaExtensionSchema: GenMessage<LuaExtension> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 24);
+
+/**
+ * WasmExtension is a WebAssembly module, fetched by the data plane.
+ *
+ * @generated from message aether.registry.v1.WasmExtension
+ */
+export type WasmExtension = Message<"aether.registry.v1.WasmExtension"> & {
+  /**
+   * Where the module is: an `https://` URL of the module file, or an `oci://`
+   * reference of an OCI image holding it.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * The SHA-256 of the module, 64 lower-case hex digits. Always set: every
+   * cluster must run the same module, whatever a tag resolves to there. A
+   * data plane refuses a module with another digest.
+   *
+   * @generated from field: string sha256 = 2;
+   */
+  sha256: string;
+
+  /**
+   * The module's configuration as canonical JSON (object keys sorted, no
+   * insignificant whitespace); empty when the filter sets none. A string,
+   * not a google.protobuf.Struct: a Struct is a map whose encoded order is
+   * not canonical, and the projection's bytes must not depend on it
+   * (versions and signatures are over the encoding).
+   *
+   * @generated from field: string plugin_config_json = 3;
+   */
+  pluginConfigJson: string;
+
+  /**
+   * When to fetch an `oci://` image again; unset for an `https://` URL.
+   *
+   * @generated from field: aether.registry.v1.WasmPullPolicy pull_policy = 4;
+   */
+  pullPolicy: WasmPullPolicy;
+};
+
+/**
+ * Describes the message aether.registry.v1.WasmExtension.
+ * Use `create(WasmExtensionSchema)` to create a new message.
+ */
+export const WasmExtensionSchema: GenMessage<WasmExtension> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 25);
+
+/**
+ * ExternalProcessorExtension calls an external processor service.
+ *
+ * @generated from message aether.registry.v1.ExternalProcessorExtension
+ */
+export type ExternalProcessorExtension = Message<"aether.registry.v1.ExternalProcessorExtension"> & {
+  /**
+   * The processor: a Service and port (its weight and filters are unused).
+   *
+   * @generated from field: aether.registry.v1.Backend backend = 1;
+   */
+  backend?: Backend | undefined;
+
+  /**
+   * How long to wait for each answer of the processor; unset means the
+   * data plane's default.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 2;
+   */
+  timeout?: Duration | undefined;
+
+  /**
+   * What happens when the processor fails.
+   *
+   * @generated from field: aether.registry.v1.ExtensionFailureMode failure_mode = 3;
+   */
+  failureMode: ExtensionFailureMode;
+};
+
+/**
+ * Describes the message aether.registry.v1.ExternalProcessorExtension.
+ * Use `create(ExternalProcessorExtensionSchema)` to create a new message.
+ */
+export const ExternalProcessorExtensionSchema: GenMessage<ExternalProcessorExtension> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 26);
+
+/**
+ * ExternalAuthorizationExtension asks an external authorization service.
+ *
+ * @generated from message aether.registry.v1.ExternalAuthorizationExtension
+ */
+export type ExternalAuthorizationExtension = Message<"aether.registry.v1.ExternalAuthorizationExtension"> & {
+  /**
+   * The authorization service: a Service and port (its weight and filters are
+   * unused).
+   *
+   * @generated from field: aether.registry.v1.Backend backend = 1;
+   */
+  backend?: Backend | undefined;
+
+  /**
+   * How long to wait for its decision; unset means the data plane's default.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 2;
+   */
+  timeout?: Duration | undefined;
+
+  /**
+   * What happens when the service fails.
+   *
+   * @generated from field: aether.registry.v1.ExtensionFailureMode failure_mode = 3;
+   */
+  failureMode: ExtensionFailureMode;
+};
+
+/**
+ * Describes the message aether.registry.v1.ExternalAuthorizationExtension.
+ * Use `create(ExternalAuthorizationExtensionSchema)` to create a new message.
+ */
+export const ExternalAuthorizationExtensionSchema: GenMessage<ExternalAuthorizationExtension> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 27);
+
+/**
+ * HeaderMutationExtension changes request and response headers.
+ *
+ * @generated from message aether.registry.v1.HeaderMutationExtension
+ */
+export type HeaderMutationExtension = Message<"aether.registry.v1.HeaderMutationExtension"> & {
+  /**
+   * Changes to the request headers, before the request goes on.
+   *
+   * @generated from field: aether.registry.v1.HeaderModifier request = 1;
+   */
+  request?: HeaderModifier | undefined;
+
+  /**
+   * Changes to the response headers, before the response goes back.
+   *
+   * @generated from field: aether.registry.v1.HeaderModifier response = 2;
+   */
+  response?: HeaderModifier | undefined;
+};
+
+/**
+ * Describes the message aether.registry.v1.HeaderMutationExtension.
+ * Use `create(HeaderMutationExtensionSchema)` to create a new message.
+ */
+export const HeaderMutationExtensionSchema: GenMessage<HeaderMutationExtension> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 28);
+
+/**
  * SignatureAlgorithm names the algorithm of a ProjectionSignature.
  *
  * @generated from enum aether.registry.v1.SignatureAlgorithm
@@ -1214,4 +1512,125 @@ export enum PathModifierType {
  */
 export const PathModifierTypeSchema: GenEnum<PathModifierType> = /*@__PURE__*/
   enumDesc(file_aether_registry_v1_projection, 5);
+
+/**
+ * HttpFilterPhase is the stage of request processing an HttpFilter belongs
+ * to. The phases run in the order of their numbers.
+ *
+ * @generated from enum aether.registry.v1.HttpFilterPhase
+ */
+export enum HttpFilterPhase {
+  /**
+   * Not set; readers reject such a filter.
+   *
+   * @generated from enum value: HTTP_FILTER_PHASE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Authentication: establishing who the caller is (for example validating a
+   * token). Runs first.
+   *
+   * @generated from enum value: HTTP_FILTER_PHASE_AUTHN = 1;
+   */
+  AUTHN = 1,
+
+  /**
+   * Authorization: deciding whether the caller may make the request. Runs
+   * after AUTHN.
+   *
+   * @generated from enum value: HTTP_FILTER_PHASE_AUTHZ = 2;
+   */
+  AUTHZ = 2,
+
+  /**
+   * Telemetry: metrics and logs about the request. Runs after AUTHZ.
+   *
+   * @generated from enum value: HTTP_FILTER_PHASE_STATS = 3;
+   */
+  STATS = 3,
+
+  /**
+   * Everything else (transformations). Runs last, just before routing.
+   *
+   * @generated from enum value: HTTP_FILTER_PHASE_DEFAULT = 4;
+   */
+  DEFAULT = 4,
+}
+
+/**
+ * Describes the enum aether.registry.v1.HttpFilterPhase.
+ */
+export const HttpFilterPhaseSchema: GenEnum<HttpFilterPhase> = /*@__PURE__*/
+  enumDesc(file_aether_registry_v1_projection, 6);
+
+/**
+ * WasmPullPolicy says when a data plane fetches a Wasm module's OCI image
+ * again.
+ *
+ * @generated from enum aether.registry.v1.WasmPullPolicy
+ */
+export enum WasmPullPolicy {
+  /**
+   * Not set: the data plane's default.
+   *
+   * @generated from enum value: WASM_PULL_POLICY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Fetch the image only when no copy with the module's sha256 is held.
+   *
+   * @generated from enum value: WASM_PULL_POLICY_IF_NOT_PRESENT = 1;
+   */
+  IF_NOT_PRESENT = 1,
+
+  /**
+   * Fetch the image every time the filter is (re)configured.
+   *
+   * @generated from enum value: WASM_PULL_POLICY_ALWAYS = 2;
+   */
+  ALWAYS = 2,
+}
+
+/**
+ * Describes the enum aether.registry.v1.WasmPullPolicy.
+ */
+export const WasmPullPolicySchema: GenEnum<WasmPullPolicy> = /*@__PURE__*/
+  enumDesc(file_aether_registry_v1_projection, 7);
+
+/**
+ * ExtensionFailureMode says what happens to a request when an external
+ * extension service cannot be reached or does not answer in time.
+ *
+ * @generated from enum aether.registry.v1.ExtensionFailureMode
+ */
+export enum ExtensionFailureMode {
+  /**
+   * Not set; readers reject such a filter.
+   *
+   * @generated from enum value: EXTENSION_FAILURE_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Fail closed: the request is refused (ext_authz: 403; ext_proc: 500).
+   *
+   * @generated from enum value: EXTENSION_FAILURE_MODE_DENY = 1;
+   */
+  DENY = 1,
+
+  /**
+   * Fail open: the request continues as if the extension were not there.
+   *
+   * @generated from enum value: EXTENSION_FAILURE_MODE_ALLOW = 2;
+   */
+  ALLOW = 2,
+}
+
+/**
+ * Describes the enum aether.registry.v1.ExtensionFailureMode.
+ */
+export const ExtensionFailureModeSchema: GenEnum<ExtensionFailureMode> = /*@__PURE__*/
+  enumDesc(file_aether_registry_v1_projection, 8);
 
