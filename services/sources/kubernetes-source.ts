@@ -55,7 +55,7 @@ import type { ObjectSource, SourceProblem } from "./object-source.js";
 
 export type { KubeResource } from "./kube-kind.js";
 
-/** The six resources the Kubernetes source watches. */
+/** The seven resources the Kubernetes source watches. */
 export const KUBERNETES_SOURCE_RESOURCES: readonly KubeResource[] = Object.freeze([
   { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false },
   { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true },
@@ -85,6 +85,13 @@ export const KUBERNETES_SOURCE_RESOURCES: readonly KubeResource[] = Object.freez
     version: "v1alpha1",
     plural: "serviceexports",
     kind: "ServiceExport",
+    namespaced: true,
+  },
+  {
+    group: "mesh.aether.dev",
+    version: "v1alpha1",
+    plural: "httpfilters",
+    kind: "HTTPFilter",
     namespaced: true,
   },
 ]);

@@ -32,6 +32,7 @@ const RESOURCES: FakeResource[] = [
   "grpcroutes",
   "referencegrants",
   "serviceexports",
+  "httpfilters",
 ];
 
 const serviceParent = (name: string, namespace?: string) => ({
@@ -122,6 +123,15 @@ const OBJECTS: KubeObject[] = [
       to: [{ group: "", kind: "Service" }],
     },
   },
+  {
+    apiVersion: "mesh.aether.dev/v1alpha1",
+    kind: "HTTPFilter",
+    metadata: { namespace: "shop", name: "cart-headers" },
+    spec: {
+      targetRefs: [{ group: "", kind: "Service", name: "cart" }],
+      headerMutation: { response: { set: [{ name: "x-served-by", value: "cart" }] } },
+    },
+  },
 ];
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
@@ -196,7 +206,7 @@ describe("kubernetes source against the fake API server", () => {
       expect(object.metadata?.creationTimestamp).toMatch(RFC3339);
       expect(object.metadata?.resourceVersion).toMatch(/^\d+$/);
     }
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
     for (const resource of RESOURCES) {
       const requests = fake.requests().filter((r) => r.resource === resource);
       expect(requests.map((r) => r.watch)).toEqual([false, true]);
@@ -243,7 +253,7 @@ describe("kubernetes source against the fake API server", () => {
   it("re-lists after a watch gets 410 Expired, and the snapshot matches the server", async () => {
     const fake = await fakeWith(OBJECTS);
     const source = await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
     for (const resource of RESOURCES) expect(lists(fake, resource)).toBe(1);
     const seen = fake.requests().length;
 
@@ -275,20 +285,20 @@ describe("kubernetes source against the fake API server", () => {
       .slice(seen)
       .filter((r) => r.watch && Number(r.resourceVersion) < compacted);
     expect(new Set(expiredWatches.map((r) => r.resource))).toEqual(new Set(RESOURCES));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "watches open again");
+    await waitFor(() => fake.openWatches() === 7, 5_000, "watches open again");
     expect(source.problems()).toEqual([]);
   });
 
   it("reconnects after dropped connections and resumes from its resourceVersion", async () => {
     const fake = await fakeWith(OBJECTS);
     const source = await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
     const seen = fake.requests().length;
 
     fake.dropConnections();
     fake.create(newService("while-dropped"));
     await waitFor(() => find(source, "Service", "while-dropped") !== undefined, 5_000, "catch-up");
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six watches again");
+    await waitFor(() => fake.openWatches() === 7, 5_000, "seven watches again");
     fake.create(newService("after-reconnect"));
     await waitFor(() => find(source, "Service", "after-reconnect") !== undefined, 5_000, "live");
 
@@ -302,14 +312,14 @@ describe("kubernetes source against the fake API server", () => {
   it("moves its resourceVersion on with bookmarks, so a compaction needs no re-list", async () => {
     const fake = await fakeWith(OBJECTS, { bookmarkIntervalMs: 30 });
     await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
 
     fake.expireHistory();
     const compacted = fake.resourceVersion;
     await waitFor(
       () => {
         const marked = fake.bookmarks().filter((b) => b.resourceVersion === compacted);
-        return new Set(marked.map((b) => b.resource)).size === 6;
+        return new Set(marked.map((b) => b.resource)).size === 7;
       },
       5_000,
       "a bookmark at the new resourceVersion on every watch",
@@ -321,7 +331,7 @@ describe("kubernetes source against the fake API server", () => {
     await waitFor(() => fake.bookmarks().length >= sent + 6, 5_000, "more bookmarks");
     const seen = fake.requests().length;
     fake.endWatches();
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six watches again");
+    await waitFor(() => fake.openWatches() === 7, 5_000, "seven watches again");
 
     const after = fake.requests().slice(seen);
     expect(after.every((r) => r.watch && r.resourceVersion === String(compacted))).toBe(true);
@@ -374,7 +384,11 @@ describe("kubernetes source against the fake API server", () => {
       join(directory, "shop", "services.yaml"),
       documents(OBJECTS.filter((o) => o.kind === "Service" || o.kind === "ServiceExport")),
     );
-    const routes = OBJECTS.filter((o) => o.apiVersion?.startsWith("gateway.networking.k8s.io"));
+    const routes = OBJECTS.filter(
+      (o) =>
+        o.apiVersion?.startsWith("gateway.networking.k8s.io") ||
+        o.apiVersion?.startsWith("mesh.aether.dev"),
+    );
     await writeFile(join(directory, "routes.yaml"), documents(routes));
 
     const fake = await fakeWith(OBJECTS);
@@ -487,7 +501,7 @@ describe("kubernetes source against the fake API server", () => {
     const source = createKubernetesSource({ kubeConfig: config, initialRetryDelayMs: 20 });
     cleanups.push(() => source.stop());
     source.start();
-    await waitFor(() => source.problems().length === 6, 5_000, "a problem per kind");
+    await waitFor(() => source.problems().length === 7, 5_000, "a problem per kind");
     expect(source.problems()[0]?.message).toMatch(
       /^listing or watching failed: .*(ECONNRESET|socket hang up)/,
     );

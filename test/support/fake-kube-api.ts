@@ -1,6 +1,6 @@
 /**
  * A FAKE Kubernetes API server, for tests only: a real HTTP server on
- * 127.0.0.1 that speaks the API's wire protocol for the six resources the
+ * 127.0.0.1 that speaks the API's wire protocol for the seven resources the
  * export path reads. There is no Kubernetes API server on the machines these
  * tests run on; this fake is what the Kubernetes source has been tested
  * against.
@@ -9,7 +9,8 @@
  * - GET list on `/api/v1/{services,namespaces}`,
  *   `/apis/gateway.networking.k8s.io/v1/{httproutes,grpcroutes}`,
  *   `/apis/gateway.networking.k8s.io/v1beta1/referencegrants` and
- *   `/apis/multicluster.x-k8s.io/v1alpha1/serviceexports`, plus the
+ *   `/apis/multicluster.x-k8s.io/v1alpha1/serviceexports` and
+ *   `/apis/mesh.aether.dev/v1alpha1/httpfilters`, plus the
  *   namespaced forms `.../namespaces/NS/PLURAL`, answering
  *   `{kind: XList, apiVersion, metadata: {resourceVersion}, items}` with
  *   items in etcd key order (namespace, then name). Items of the core
@@ -66,7 +67,8 @@ export type FakeResource =
   | "httproutes"
   | "grpcroutes"
   | "referencegrants"
-  | "serviceexports";
+  | "serviceexports"
+  | "httpfilters";
 
 /** What the fake knows about each resource: where it is served and what it holds. */
 const SERVED: Readonly<
@@ -96,6 +98,12 @@ const SERVED: Readonly<
     group: "multicluster.x-k8s.io",
     version: "v1alpha1",
     kind: "ServiceExport",
+    namespaced: true,
+  },
+  httpfilters: {
+    group: "mesh.aether.dev",
+    version: "v1alpha1",
+    kind: "HTTPFilter",
     namespaced: true,
   },
 };

@@ -1,0 +1,168 @@
+/**
+ * The HTTPFilter CRD (deploy/crds/httpfilter-crd.yaml), read as the file it
+ * is (no kubectl needed): it defines the kind the Kubernetes source watches,
+ * its CEL rule names exactly the extensions the schema has, and its
+ * patterns and enums accept and refuse what the projector does. Every
+ * HTTPFilter in examples/ is checked against the schema's structure (types,
+ * enums, patterns, required fields, bounds) by a small walker.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
+
+/** The parts of an OpenAPI v3 schema the walker checks. */
+interface Schema {
+  readonly type?: string;
+  readonly properties?: Readonly<Record<string, Schema>>;
+  readonly items?: Schema;
+  readonly required?: readonly string[];
+  readonly enum?: readonly unknown[];
+  readonly pattern?: string;
+  readonly minLength?: number;
+  readonly maxLength?: number;
+  readonly maxItems?: number;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly "x-kubernetes-preserve-unknown-fields"?: boolean;
+  readonly "x-kubernetes-validations"?: readonly { rule: string; message: string }[];
+}
+
+/** A served version of the CRD: its name, flags and schema. */
+interface CrdVersion {
+  readonly name: string;
+  readonly served: boolean;
+  readonly storage: boolean;
+  readonly schema: { readonly openAPIV3Schema: Schema };
+}
+
+/** The CRD object, the fields the tests read. */
+interface CustomResourceDefinition {
+  readonly kind: string;
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly scope: string;
+    readonly names: { readonly kind: string; readonly plural: string };
+    readonly versions: readonly CrdVersion[];
+  };
+}
+
+const EXTENSIONS = ["lua", "wasm", "extProc", "extAuthz", "headerMutation"];
+
+async function crd() {
+  const text = await readFile("deploy/crds/httpfilter-crd.yaml", "utf8");
+  const docs = parseAllDocuments(text).map((d) => d.toJSON());
+  expect(docs).toHaveLength(1);
+  const object = docs[0] as CustomResourceDefinition;
+  return object;
+}
+
+/** The problems of `value` against `schema` at `path` (empty: it conforms). */
+function check(value: unknown, schema: Schema, path: string): string[] {
+  const problems: string[] = [];
+  const type = Array.isArray(value)
+    ? "array"
+    : typeof value === "number"
+      ? Number.isInteger(value)
+        ? "integer"
+        : "number"
+      : typeof value;
+  if (schema.type !== undefined && schema.type !== type)
+    return [`${path}: ${type}, not ${schema.type}`];
+  if (schema.enum !== undefined && !schema.enum.includes(value))
+    problems.push(`${path}: not in the enum`);
+  if (typeof value === "string") {
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value))
+      problems.push(`${path}: pattern`);
+    if (value.length < (schema.minLength ?? 0) || value.length > (schema.maxLength ?? Infinity))
+      problems.push(`${path}: length`);
+  }
+  if (
+    typeof value === "number" &&
+    (value < (schema.minimum ?? -Infinity) || value > (schema.maximum ?? Infinity))
+  ) {
+    problems.push(`${path}: out of range`);
+  }
+  if (Array.isArray(value)) {
+    if (value.length > (schema.maxItems ?? Infinity)) problems.push(`${path}: too many items`);
+    value.forEach((item, i) => {
+      problems.push(...check(item, schema.items ?? {}, `${path}[${i}]`));
+    });
+  }
+  if (type === "object" && value !== null && schema.properties !== undefined) {
+    const object = value as Record<string, unknown>;
+    for (const key of schema.required ?? [])
+      if (!(key in object)) problems.push(`${path}.${key}: required`);
+    for (const [key, child] of Object.entries(object)) {
+      const sub = schema.properties[key];
+      if (sub === undefined) problems.push(`${path}.${key}: unknown field`);
+      else problems.push(...check(child, sub, `${path}.${key}`));
+    }
+  }
+  return problems;
+}
+
+async function exampleFilters(dir: string): Promise<unknown[]> {
+  const found: unknown[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !/\.ya?ml$/.test(entry.name)) continue;
+    const text = await readFile(join(entry.parentPath, entry.name), "utf8");
+    for (const doc of parseAllDocuments(text)) {
+      const object = doc.toJSON() as { kind?: string } | null;
+      if (object?.kind === "HTTPFilter") found.push(object);
+    }
+  }
+  return found;
+}
+
+describe("the HTTPFilter CRD", () => {
+  it("defines the namespaced kind the Kubernetes source watches", async () => {
+    const object = await crd();
+    const watched = KUBERNETES_SOURCE_RESOURCES.find((r) => r.kind === "HTTPFilter");
+    expect(object.kind).toBe("CustomResourceDefinition");
+    expect(object.metadata.name).toBe(`${watched?.plural}.${watched?.group}`);
+    expect(object.spec.scope).toBe("Namespaced");
+    expect(object.spec.names).toMatchObject({ kind: "HTTPFilter", plural: watched?.plural });
+    const version = object.spec.versions.find((v) => v.name === watched?.version);
+    expect(version).toMatchObject({ served: true, storage: true });
+  });
+
+  it("requires exactly one extension, naming each the schema has", async () => {
+    const spec = (await crd()).spec.versions[0]?.schema.openAPIV3Schema.properties?.spec as Schema;
+    const extensions = Object.keys(spec.properties ?? {}).filter(
+      (k) => !["targetRefs", "phase", "priority"].includes(k),
+    );
+    expect(extensions.sort()).toEqual([...EXTENSIONS].sort());
+    const [rule, ...others] = spec["x-kubernetes-validations"] ?? [];
+    expect(others).toEqual([]);
+    for (const name of EXTENSIONS) expect(rule?.rule).toContain(`has(self.${name})`);
+    expect(rule?.rule).toMatch(/\.size\(\) == 1$/);
+  });
+
+  it("takes Service targets only, a 64-hex sha256 and the phases and failure modes the projector reads", async () => {
+    const spec = (await crd()).spec.versions[0]?.schema.openAPIV3Schema.properties?.spec as Schema;
+    const target = spec.properties?.targetRefs?.items as Schema;
+    expect(target.properties?.group?.enum).toEqual([""]);
+    expect(target.properties?.kind?.enum).toEqual(["Service"]);
+    const sha = spec.properties?.wasm?.properties?.sha256 as Schema;
+    expect(check("a".repeat(64), sha, "sha256")).toEqual([]);
+    expect(check("A".repeat(64), sha, "sha256")).not.toEqual([]);
+    expect(check("a".repeat(63), sha, "sha256")).not.toEqual([]);
+    expect(check(`${"a".repeat(64)}0`, sha, "sha256")).not.toEqual([]);
+    expect(spec.properties?.phase?.enum).toEqual(["AuthN", "AuthZ", "Stats", "Default"]);
+    for (const ext of ["extProc", "extAuthz"]) {
+      expect(spec.properties?.[ext]?.properties?.failureMode?.enum).toEqual(["Deny", "Allow"]);
+    }
+  });
+
+  it("accepts every HTTPFilter in examples/", async () => {
+    const schema = (await crd()).spec.versions[0]?.schema.openAPIV3Schema as Schema;
+    const filters = await exampleFilters("examples");
+    expect(filters.length).toBeGreaterThan(0);
+    for (const filter of filters) {
+      const { status: _status, ...rest } = filter as Record<string, unknown>;
+      expect(check(rest, schema, "")).toEqual([]);
+    }
+  });
+});
