@@ -37,6 +37,8 @@ export interface KubeObject {
 
 /** The API group of Gateway API objects. */
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
+/** The API group of aether's own mesh objects (HTTPFilter). */
+export const MESH_API_GROUP = "mesh.aether.dev";
 /** The API group of Multi-Cluster Services objects. */
 export const MCS_API_GROUP = "multicluster.x-k8s.io";
 

@@ -26,6 +26,17 @@ export class FieldError extends Error {
   }
 }
 
+/**
+ * The reason and message of an error thrown while reading an object: a
+ * FieldError's own, `invalid_object` for anything else (a bug or a value no
+ * reader expected), so a caller can reject the object instead of crashing.
+ */
+export function problemOfError(error: unknown): { reason: string; message: string } {
+  if (error instanceof FieldError) return { reason: error.reason, message: error.message };
+  const detail = error instanceof Error ? error.message : String(error);
+  return { reason: "invalid_object", message: `the object could not be read: ${detail}` };
+}
+
 /** Throws a {@link FieldError} with `reason` and `message`. */
 export function fail(reason: string, message: string): never {
   throw new FieldError(reason, message);

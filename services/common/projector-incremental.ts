@@ -26,6 +26,7 @@ import {
   type RouteWarning,
 } from "./projector.js";
 import { field, isJsonObject, type JsonObject } from "./projector-fields.js";
+import { HTTP_FILTER as HTTP_FILTER_TYPE } from "./projector-index.js";
 
 /** What {@link IncrementalProjector.update} found. */
 export interface ProjectionUpdate {
@@ -90,10 +91,12 @@ const FULL_PROJECTION_SHARE = 0.25;
 const HTTP_ROUTE = `${GATEWAY_API_GROUP}/HTTPRoute`;
 const GRPC_ROUTE = `${GATEWAY_API_GROUP}/GRPCRoute`;
 const REFERENCE_GRANT = `${GATEWAY_API_GROUP}/ReferenceGrant`;
+/** HTTPFilters are tracked like routes: their targetRefs as parents, extension backends as backends. */
+const HTTP_FILTER = `${HTTP_FILTER_TYPE.group}/${HTTP_FILTER_TYPE.kind}`;
 const SERVICE = "/Service";
 const SERVICE_EXPORT = `${MCS_API_GROUP}/ServiceExport`;
 
-/** What the projector keeps about one route object (kept small: there is one per route). */
+/** What the projector keeps about one route or HTTPFilter object (kept small: there is one per route). */
 interface RouteInfo {
   /** Every Service its parentRefs name (`namespace/name`), in or out of scope. */
   readonly parents: readonly string[];
@@ -141,7 +144,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     if (type === REFERENCE_GRANT) grants.push(object);
     if (identity === undefined || key === undefined || !isTracked(type)) return;
     push(byIdentity, identity, object);
-    if (type !== HTTP_ROUTE && type !== GRPC_ROUTE) return;
+    if (!isRouteLike(type)) return;
     const info = describeRoute(object);
     routes.set(object, info);
     for (const parent of info.parents) add(routesByParent, parent, object);
@@ -198,7 +201,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     for (const object of [...removed, ...added]) {
       const { type, identity, key } = classify(object);
       if (type === REFERENCE_GRANT) return undefined;
-      if (type === HTTP_ROUTE || type === GRPC_ROUTE) {
+      if (isRouteLike(type)) {
         if (identity === undefined) return undefined; // its rejection is not tracked
         touchedIdentities.add(identity);
         const info = routes.get(object) ?? describeRoute(object);
@@ -211,9 +214,11 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     }
     for (const object of removed) unindex(object);
     for (const object of added) index(object);
-    // Every route using a changed Service as a backend changes in each of its parents.
+    // Every route using a changed Service as a backend changes in each of its parents, and
+    // an HTTPFilter targeting it in each of its targets (a missing target rejects it).
     for (const service of changedServices) {
-      for (const route of routesByBackend.get(service) ?? []) {
+      const filters = (routesByParent.get(service) ?? []).filter((o) => o.kind === "HTTPFilter");
+      for (const route of [...(routesByBackend.get(service) ?? []), ...filters]) {
         for (const parent of (routes.get(route) as RouteInfo).parents) affected.add(parent);
       }
     }
@@ -327,7 +332,12 @@ function difference(
 
 /** Whether the projection of a service depends on objects of this type by identity. */
 function isTracked(type: string): boolean {
-  return type === HTTP_ROUTE || type === GRPC_ROUTE || type === SERVICE || type === SERVICE_EXPORT;
+  return isRouteLike(type) || type === SERVICE || type === SERVICE_EXPORT;
+}
+
+/** Routes and HTTPFilters: objects that attach to Services and may name backends. */
+function isRouteLike(type: string): boolean {
+  return type === HTTP_ROUTE || type === GRPC_ROUTE || type === HTTP_FILTER;
 }
 
 /**
@@ -359,7 +369,8 @@ function classify(object: KubeObject): Classified {
 
 /**
  * Reads what a route depends on, leniently (over-approximating is safe): the
- * Services its parentRefs name, and the Services every `backendRef` or
+ * Services its parentRefs (an HTTPFilter: its targetRefs, always in its own
+ * namespace) name, and the Services every `backendRef` or
  * `backendRefs` entry anywhere in its spec names (rule backends, their
  * filters, mirrors).
  */
@@ -374,10 +385,16 @@ function describeRoute(object: KubeObject): RouteInfo {
     return `${typeof refNamespace === "string" ? refNamespace : namespace}/${name}`;
   };
   const parents = new Set<string>();
-  const parentRefs = field(spec, "parentRefs");
+  const filter = object.kind === "HTTPFilter";
+  const parentRefs = field(spec, filter ? "targetRefs" : "parentRefs");
   for (const ref of Array.isArray(parentRefs) ? parentRefs : []) {
     if (isJsonObject(ref) && field(ref, "kind") === "Service") {
-      const parent = target(ref);
+      const name = field(ref, "name");
+      const parent = filter
+        ? typeof name === "string"
+          ? `${namespace}/${name}`
+          : undefined
+        : target(ref);
       if (parent !== undefined) parents.add(parent);
     }
   }
@@ -410,7 +427,8 @@ function describeRoute(object: KubeObject): RouteInfo {
 /** The key of an identified route's problems: kind, namespace and name, as a RouteRef has them. */
 function problemKeyOfRoute(object: KubeObject): string {
   const metadata = object.metadata as JsonObject;
-  const kind = object.kind === "GRPCRoute" ? "GRPCRoute" : "HTTPRoute";
+  const kind =
+    object.kind === "GRPCRoute" || object.kind === "HTTPFilter" ? object.kind : "HTTPRoute";
   return `${kind}\u0000${metadata.namespace as string}\u0000${metadata.name as string}`;
 }
 

@@ -3,7 +3,13 @@
  * once by API group, kind, namespace and name, with the Service and
  * ReferenceGrant lookups the projector needs. Pure, no I/O.
  */
-import { apiGroupOf, GATEWAY_API_GROUP, type KubeObject, MCS_API_GROUP } from "./kube-object.js";
+import {
+  apiGroupOf,
+  GATEWAY_API_GROUP,
+  type KubeObject,
+  MCS_API_GROUP,
+  MESH_API_GROUP,
+} from "./kube-object.js";
 import { field, isJsonObject, type JsonObject } from "./projector-fields.js";
 
 /** The API group and kind of an object, the part of its identity that is not its name. */
@@ -24,6 +30,8 @@ export const REFERENCE_GRANT: ObjectType = { group: GATEWAY_API_GROUP, kind: "Re
 export const SERVICE: ObjectType = { group: "", kind: "Service" };
 /** The core `Namespace` (cluster-scoped). */
 export const NAMESPACE: ObjectType = { group: "", kind: "Namespace" };
+/** `HTTPFilter` in `mesh.aether.dev` (the proxy-extension escape hatch). */
+export const HTTP_FILTER: ObjectType = { group: MESH_API_GROUP, kind: "HTTPFilter" };
 /** `ServiceExport` in `multicluster.x-k8s.io`. */
 export const SERVICE_EXPORT: ObjectType = { group: MCS_API_GROUP, kind: "ServiceExport" };
 
@@ -239,9 +247,10 @@ type Task = { readonly text: string } | { readonly value: unknown } | { readonly
 
 /**
  * JSON with object keys sorted, built without recursion so that any depth
- * works; `""` for a value with a cycle (not JSON).
+ * works; `""` for a value with a cycle (not JSON). Equal values give equal
+ * text whatever their key order.
  */
-function canonicalJson(root: unknown): string {
+export function canonicalJson(root: unknown): string {
   const parts: string[] = [];
   const tasks: Task[] = [{ value: root }];
   const onPath = new Set<object>();

@@ -217,15 +217,7 @@ export function convertRoute(
   options: ConvertOptions,
 ): ConvertedRoute {
   const dialect = dialectOf(object);
-  const metadata = asObject(object.metadata, "metadata");
-  const name = requiredString(metadata, "name", "metadata");
-  if (!isDnsSubdomain(name)) {
-    fail("invalid_value", `metadata.name ${quote(name)} is not a DNS-1123 subdomain`);
-  }
-  const namespace = requiredString(metadata, "namespace", "metadata");
-  if (!isDns1123Label(namespace)) {
-    fail("invalid_value", `metadata.namespace ${quote(namespace)} is not a DNS-1123 label`);
-  }
+  const { metadata, name, namespace } = readIdentity(object);
   const creationTime = readCreationTime(metadata);
   const spec = asObject(object.spec, "spec");
   checkFields(spec, "spec", {
@@ -267,7 +259,33 @@ function dialectOf(object: KubeObject): Dialect {
   );
 }
 
-function readCreationTime(metadata: JsonObject): Timestamp | undefined {
+/**
+ * Reads an object's `metadata` with its `name` (a DNS-1123 subdomain) and
+ * `namespace` (a DNS-1123 label); throws a FieldError when either is
+ * missing or malformed.
+ */
+export function readIdentity(object: KubeObject): {
+  metadata: JsonObject;
+  name: string;
+  namespace: string;
+} {
+  const metadata = asObject(object.metadata, "metadata");
+  const name = requiredString(metadata, "name", "metadata");
+  if (!isDnsSubdomain(name)) {
+    fail("invalid_value", `metadata.name ${quote(name)} is not a DNS-1123 subdomain`);
+  }
+  const namespace = requiredString(metadata, "namespace", "metadata");
+  if (!isDns1123Label(namespace)) {
+    fail("invalid_value", `metadata.namespace ${quote(namespace)} is not a DNS-1123 label`);
+  }
+  return { metadata, name, namespace };
+}
+
+/**
+ * Reads `metadata.creationTimestamp` (RFC 3339) as a Timestamp; undefined
+ * when absent. Throws `invalid_value` when it is not RFC 3339.
+ */
+export function readCreationTime(metadata: JsonObject): Timestamp | undefined {
   const text = optionalString(metadata, "creationTimestamp", "metadata");
   if (text === undefined) return undefined;
   const nanos = parseVersion(text);
@@ -622,7 +640,11 @@ function filterOf<C extends FilterCase>(kind: C, value: FilterValue<C>): Filter 
   return create(FilterSchema, { filter: { case: kind, value } as Filter["filter"] });
 }
 
-function readHeaderModifier(config: JsonObject, path: string): HeaderModifier {
+/**
+ * Reads a Gateway API header modifier (`set`, `add`, `remove`) at `path`,
+ * validating names, values and list lengths; throws a FieldError otherwise.
+ */
+export function readHeaderModifier(config: JsonObject, path: string): HeaderModifier {
   checkFields(config, path, { supported: ["set", "add", "remove"] });
   const headers = (key: string) =>
     optionalList(config, key, path, MAX.items).map((raw, i) => {
@@ -733,7 +755,7 @@ function readMirror(config: JsonObject, path: string, ctx: Context): RequestMirr
   const refPath = `${path}.backendRef`;
   const ref = asObject(field(config, "backendRef"), refPath);
   checkFields(ref, refPath, { supported: ["group", "kind", "name", "namespace", "port"] });
-  const backend = resolveBackendRef(ref, refPath, ctx);
+  const backend = resolveBackendRef(ref, refPath, { ...ctx, from: ctx.dialect.type });
   if (!isBackend(backend)) {
     ctx.warnings.push({
       reason: backend.reason,
@@ -820,7 +842,7 @@ function readBackend(value: unknown, path: string, ctx: Context): Backend {
       reason: "weight_out_of_range",
     }) ?? 1;
   const filters = readFilters(ref, path, ctx);
-  const backend = resolveBackendRef(ref, path, ctx);
+  const backend = resolveBackendRef(ref, path, { ...ctx, from: ctx.dialect.type });
   if (!isBackend(backend)) {
     ctx.warnings.push({
       reason: backend.reason,
@@ -838,20 +860,37 @@ function readBackend(value: unknown, path: string, ctx: Context): Backend {
 }
 
 /** Why a backend reference cannot be resolved: a reason and a phrase for the message. */
-interface Unresolved {
+export interface Unresolved {
   readonly reason: string;
   readonly why: string;
 }
 
-function isBackend(value: Backend | Unresolved): value is Backend {
+/** Whether {@link resolveBackendRef} resolved the reference. */
+export function isBackend(value: Backend | Unresolved): value is Backend {
   return "$typeName" in value;
+}
+
+/** Where a backend reference is resolved, and what refers (for ReferenceGrants). */
+export interface BackendRefContext {
+  /** The objects. */
+  readonly index: ObjectIndex;
+  /** The namespace of the referring object (the default of the reference's). */
+  readonly namespace: string;
+  /** Mesh semantics: no ReferenceGrant needed across namespaces. */
+  readonly mesh: boolean;
+  /** The type of the referring object, as a ReferenceGrant's `from` names it. */
+  readonly from: ObjectType;
 }
 
 /**
  * Resolves a BackendObjectReference to a Backend (weight 0, no filters), or
  * says why it cannot be resolved. Throws for references the API would refuse.
  */
-function resolveBackendRef(ref: JsonObject, path: string, ctx: Context): Backend | Unresolved {
+export function resolveBackendRef(
+  ref: JsonObject,
+  path: string,
+  ctx: BackendRefContext,
+): Backend | Unresolved {
   const group = optionalString(ref, "group", path, { max: 253 }) ?? "";
   const kind = optionalString(ref, "kind", path, { min: 1, max: 63 }) ?? "Service";
   const name = requiredString(ref, "name", path, { min: 1, max: 253 });
@@ -875,7 +914,7 @@ function resolveBackendRef(ref: JsonObject, path: string, ctx: Context): Backend
   if (
     namespace !== ctx.namespace &&
     !ctx.mesh &&
-    !ctx.index.isReferenceGranted(ctx.dialect.type, ctx.namespace, SERVICE, { namespace, name })
+    !ctx.index.isReferenceGranted(ctx.from, ctx.namespace, SERVICE, { namespace, name })
   ) {
     return {
       reason: "ref_not_permitted",

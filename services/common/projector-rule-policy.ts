@@ -95,6 +95,19 @@ export function readRetry(rule: JsonObject, path: string): RouteRetry | undefine
   });
 }
 
+/**
+ * Reads an optional GEP-2257 duration field (`10s`, `500ms`) as a Duration;
+ * throws `invalid_duration` when it is not one.
+ */
+export function readDurationField(
+  object: JsonObject,
+  key: string,
+  path: string,
+): Duration | undefined {
+  const millis = readDuration(object, key, path);
+  return millis === undefined ? undefined : durationOf(millis);
+}
+
 function readDuration(object: JsonObject, key: string, path: string): number | undefined {
   const text = optionalString(object, key, path);
   if (text === undefined) return undefined;

@@ -22,7 +22,8 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "./kube-object.js";
-import { FieldError, field, isJsonObject, type JsonObject } from "./projector-fields.js";
+import { field, isJsonObject, type JsonObject, problemOfError } from "./projector-fields.js";
+import { attachHttpFilters } from "./projector-http-filter-attach.js";
 import {
   compareStrings,
   createObjectIndex,
@@ -40,6 +41,7 @@ import { checkServiceName } from "./service-name.js";
 export {
   createObjectIndex,
   GRPC_ROUTE,
+  HTTP_FILTER,
   HTTP_ROUTE,
   NAMESPACE,
   type ObjectIndex,
@@ -67,6 +69,10 @@ export const ROUTE_REJECTION_REASONS: readonly string[] = [
   "duplicate_object",
   "no_matching_parent",
   "too_large",
+  "target_not_found",
+  "backend_not_found",
+  "unsupported_backend",
+  "ref_not_permitted",
 ];
 
 /** Every reason a {@link RouteWarning} can carry, for metrics that pre-register label values. */
@@ -77,10 +83,10 @@ export const ROUTE_WARNING_REASONS: readonly string[] = [
   "no_matching_parent",
 ];
 
-/** Identifies a route object. */
+/** Identifies a route object, or an HTTPFilter (rejected like a route). */
 export interface RouteRef {
-  /** The route's kind. */
-  readonly kind: "HTTPRoute" | "GRPCRoute";
+  /** The object's kind. */
+  readonly kind: "HTTPRoute" | "GRPCRoute" | "HTTPFilter";
   /** The route's namespace (`""` when the object has none). */
   readonly namespace: string;
   /** The route's name (`""` when the object has none). */
@@ -102,7 +108,12 @@ export interface RouteRef {
  * `no_matching_parent` (every parentRef to the
  * service names a port it does not have), `too_large` (the route does not fit
  * in its service's projection within the projection limits; given by
- * `limitProjection` in `projector-limits.ts`, not by the projector). Warnings use `backend_not_found`,
+ * `limitProjection` in `projector-limits.ts`, not by the projector).
+ * HTTPFilters are rejected the same way (kind `HTTPFilter`), with the reasons
+ * above and `target_not_found` (a targetRef names a Service, or a port of
+ * one, that does not exist), `backend_not_found`, `unsupported_backend` and
+ * `ref_not_permitted` (an extension's backendRef that cannot be resolved:
+ * see `convertHttpFilter`). Warnings use `backend_not_found`,
  * `unsupported_backend` and `ref_not_permitted` (unresolvable backendRefs),
  * and `no_matching_parent` (one of several parentRefs does not match).
  */
@@ -205,12 +216,7 @@ function projectOne(route: KubeObject, index: ObjectIndex, mesh: boolean): Proje
     const ref = routeRefOf(route);
     return { route: converted.route, warnings: converted.warnings.map((p) => problem(ref, p, [])) };
   } catch (error) {
-    const reason = error instanceof FieldError ? error.reason : "invalid_object";
-    const message =
-      error instanceof FieldError
-        ? error.message
-        : `the object could not be read: ${error instanceof Error ? error.message : String(error)}`;
-    return { rejection: problem(routeRefOf(route), { reason, message }, []) };
+    return { rejection: problem(routeRefOf(route), problemOfError(error), []) };
   }
 }
 
@@ -224,6 +230,12 @@ function projectOne(route: KubeObject, index: ObjectIndex, mesh: boolean): Proje
  * names, with the parentRefs that name that Service (a `sectionName` resolved
  * to the port it names). Routes whose parents are only Gateways, or only
  * out-of-scope Services, are ignored.
+ *
+ * Valid HTTPFilters whose targetRefs name a projected Service ride in its
+ * projection as `httpFilters`, in run order (see `attachHttpFilters`); a
+ * filter never brings a Service into scope, and one without targetRefs
+ * (only for routes' ExtensionRef filters, resolved in the caller's cluster)
+ * is never projected.
  *
  * An exported service with no valid routes still gets a projection (with no
  * routes). Rejected routes are left out and reported, never the whole service.
@@ -278,12 +290,19 @@ export function projectServices(
     }
   }
 
+  const attached = attachHttpFilters(index, {
+    mesh,
+    inScope,
+    projected: (key) => routes.has(key),
+  });
+  rejections.push(...attached.rejections);
   const projections = [...routes.keys()].sort(compareStrings).map((service) =>
     create(ServiceConfigProjectionSchema, {
       service,
       originCluster: "",
       version: "",
       routes: (routes.get(service) as Route[]).sort(compareRoutes),
+      httpFilters: attached.filters.get(service) ?? [],
     }),
   );
   return {

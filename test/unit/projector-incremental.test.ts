@@ -2,7 +2,7 @@
  * The incremental projector against the full one: after every edit of a
  * random edit sequence (routes changed, moved, duplicated, broken and deleted;
  * Services, ports and ServiceExports added and removed; ReferenceGrants;
- * objects without a name), the projections it has reported add up to exactly
+ * HTTPFilters attached, reordered, broken and deleted; objects without a name), the projections it has reported add up to exactly
  * `projectServices` of the whole snapshot, byte for byte, with the same
  * rejections and warnings; and small edits do not project everything again.
  */
@@ -88,6 +88,55 @@ function randomRoute(next: () => number, namespace: string, name: string): KubeO
   };
 }
 
+/**
+ * A random HTTPFilter in `namespace`: one or two Service targets (some
+ * missing, some naming a port), a random phase and priority, a header
+ * mutation or an extAuthz whose backend may be missing, sometimes invalid.
+ */
+function randomFilter(next: () => number, namespace: string, name: string): KubeObject {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+  const targetRefs = Array.from({ length: 1 + Math.floor(next() * 2) }, () => ({
+    group: "",
+    kind: "Service",
+    name: next() < 0.1 ? "missing" : pick(NAMES),
+    ...(next() < 0.3 ? { sectionName: pick(["p80", "p8080", "p7"]) } : {}),
+  }));
+  const roll = next();
+  const extension =
+    roll < 0.6
+      ? { headerMutation: { request: { set: [{ name: "x-f", value: name }] } } }
+      : roll < 0.85
+        ? {
+            extAuthz: {
+              backendRef: {
+                name: pick([...NAMES, "missing"]),
+                ...(next() < 0.3 ? { namespace: pick(NAMESPACES) } : {}),
+                port: pick([80, 8080, 7]),
+              },
+            },
+          }
+        : roll < 0.93
+          ? { wasm: { url: "oci://r/w:1", sha256: next() < 0.5 ? "a".repeat(64) : "bad" } }
+          : { lua: { source: "x" }, headerMutation: {} };
+  return {
+    apiVersion: "mesh.aether.dev/v1alpha1",
+    kind: "HTTPFilter",
+    metadata: {
+      namespace,
+      name,
+      ...(next() < 0.5
+        ? { creationTimestamp: `2026-11-0${1 + Math.floor(next() * 3)}T00:00:00Z` }
+        : {}),
+    },
+    spec: {
+      targetRefs,
+      phase: pick(["AuthN", "AuthZ", "Stats", "Default"]),
+      priority: Math.floor(next() * 3),
+      ...extension,
+    },
+  };
+}
+
 /** The starting mesh: every Service, half of them exported, and a route per Service. */
 function startingMesh(next: () => number): KubeObject[] {
   const objects: KubeObject[] = [];
@@ -96,6 +145,7 @@ function startingMesh(next: () => number): KubeObject[] {
       objects.push(service(namespace, name));
       if (next() < 0.5) objects.push(serviceExport(namespace, name));
       objects.push(randomRoute(next, namespace, `r-${name}`));
+      if (next() < 0.4) objects.push(randomFilter(next, namespace, `f-${name}`));
     }
   }
   return objects;
@@ -157,8 +207,20 @@ function edit(next: () => number, objects: readonly KubeObject[]): KubeObject[] 
     else copy.push(grant(namespace, pick(NAMESPACES)));
   } else if (roll < 0.86) {
     copy.push({ apiVersion: GW, kind: "HTTPRoute", metadata: { namespace }, spec: {} });
-  } else if (roll < 0.9) {
+  } else if (roll < 0.88) {
     copy.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace, name: `cm-${at}` } });
+  } else if (roll < 0.95) {
+    // Rewrite an HTTPFilter, add one, or (rarely) one without a name.
+    const filters = copy.filter((o) => o.kind === "HTTPFilter");
+    const target = next() < 0.7 ? pick(filters) : undefined;
+    const replacement = randomFilter(
+      next,
+      target?.metadata?.namespace ?? namespace,
+      target?.metadata?.name ?? `nf-${Math.floor(next() * 5)}`,
+    );
+    if (next() < 0.05) copy.push({ ...replacement, metadata: { namespace } });
+    else if (target === undefined) copy.push(replacement);
+    else copy[copy.indexOf(target)] = replacement;
   } else {
     // The same content as a new object (a touched file): nothing changes.
     const target = copy[at];
@@ -188,6 +250,8 @@ describe("incremental projector", () => {
   for (const [name, options] of cases) {
     it(`adds up to the full projection after every edit of random edit sequences: ${name}`, () => {
       let incrementalUpdates = 0;
+      let attachedFilters = 0;
+      const filterReasons = new Set<string>();
       for (let seed = 1; seed <= 12; seed++) {
         const next = mulberry32(seed);
         let objects = startingMesh(next);
@@ -206,11 +270,25 @@ describe("incremental projector", () => {
           expect(update.rejections, context).toEqual(want.rejections);
           expect(update.warnings, context).toEqual(want.warnings);
           expect(projector.services, context).toEqual(new Set(want.projections.keys()));
+          for (const p of update.projections) attachedFilters += p.httpFilters.length;
+          for (const r of update.rejections) {
+            if (r.route.kind === "HTTPFilter") filterReasons.add(r.reason);
+          }
           objects = edit(next, objects);
         }
       }
       // Most edits were applied incrementally, not by projecting everything again.
       expect(incrementalUpdates).toBeGreaterThan(12 * 60 * 0.5);
+      // The sequences attach HTTPFilters and reject them for every kind of reason they can.
+      expect(attachedFilters).toBeGreaterThan(100);
+      expect([...filterReasons].sort()).toEqual(
+        expect.arrayContaining([
+          "backend_not_found",
+          "invalid_filter",
+          "invalid_value",
+          "target_not_found",
+        ]),
+      );
     });
   }
 
