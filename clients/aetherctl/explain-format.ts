@@ -2,9 +2,13 @@
  * The human-readable answer of `aetherctl explain`: what the shared evaluator
  * decided for a request, which origin's config decided it, and every part of
  * the decision (route, rule, match, backend and its weight share, header
- * changes, rewrite, redirect Location, mirrors, timeouts, retry policy). Pure.
+ * changes, rewrite, redirect Location, mirrors, timeouts, retry policy), and
+ * the service's HTTP filters that run for the request, in order. Pure.
  */
-import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import type {
+  HttpFilter,
+  ServiceConfigProjection,
+} from "../../gen/aether/registry/v1/projection_pb.js";
 import type {
   Decision,
   DecisionRoute,
@@ -12,6 +16,7 @@ import type {
 } from "../../services/common/evaluator-types.js";
 import { type AgentLookup, describeRouteSource, notRoutedSentence } from "./agent-routes.js";
 import type { ExplainTarget } from "./explain-request.js";
+import { describeExtension, httpFilterHeading } from "./http-filter-describe.js";
 import {
   backendAddress,
   describeMatch,
@@ -36,6 +41,15 @@ export interface Explanation {
   readonly random: string;
   /** With `--agent`: the agent and its entry for the service (which then is `projection`). */
   readonly agent?: AgentLookup;
+  /** The service's HTTP filters that run for the request's port, in run order (default none). */
+  readonly httpFilters?: readonly HttpFilter[];
+}
+
+/** Describes the filters that run, in order: `1. shop/f (AuthZ, priority 0): ext_authz …; 2. …`. */
+export function describeHttpFilters(filters: readonly HttpFilter[]): string {
+  return filters
+    .map((f, i) => `${i + 1}. ${httpFilterHeading(f)}: ${describeExtension(f)}`)
+    .join("; ");
 }
 
 /** The sentence printed when the destination has no projection at all. */
@@ -115,6 +129,7 @@ export function formatExplanation(explanation: Explanation): string {
     ],
     ["decision", statusLine(decision)],
     ["decided by", decidedBy(explanation)],
+    ["http filters", describeHttpFilters(explanation.httpFilters ?? [])],
     [
       "source",
       explanation.agent?.entry === undefined ? "" : describeRouteSource(explanation.agent.entry),

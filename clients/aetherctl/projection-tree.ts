@@ -1,10 +1,12 @@
 /**
  * The human-readable form of one projection for `aetherctl get`: a short
  * header (service, origin, signer, version and age) and an indented tree of routes,
- * rules, matches, filters, backends, timeouts and retry policies. Pure.
+ * rules, matches, filters, backends, timeouts and retry policies, then the
+ * service's HTTP filters in run order. Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
+  type HttpFilter,
   type Route,
   RouteKind,
   type RouteRule,
@@ -12,6 +14,7 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { retryOf, timeoutsOf } from "../../services/common/evaluator-filters.js";
 import type { DecisionRetry, DecisionTimeouts } from "../../services/common/evaluator-types.js";
+import { describeExtension, httpFilterHeading } from "./http-filter-describe.js";
 import {
   describeBackend,
   describeFilter,
@@ -107,8 +110,24 @@ function routeLines(route: Route): string[] {
   return lines;
 }
 
+/** The HTTP filters section: a heading, then each filter with its targets and extension. */
+function filterLines(filters: readonly HttpFilter[]): string[] {
+  const lines = ["HTTP filters, in run order"];
+  filters.forEach((filter, i) => {
+    const created =
+      filter.creationTime === undefined
+        ? ""
+        : ` created ${timestampDate(filter.creationTime).toISOString().replace(".000Z", "Z")}`;
+    lines.push(`${STEP}${i + 1}. HTTPFilter ${httpFilterHeading(filter)}${created}`);
+    lines.push(`${STEP}${STEP}targets: ${filter.targets.map(describeParentRef).join(", ")}`);
+    lines.push(`${STEP}${STEP}runs: ${describeExtension(filter)}`);
+  });
+  return lines;
+}
+
 /**
- * Formats a projection as a header and a tree of its routes, for example:
+ * Formats a projection as a header and a tree of its routes (then its HTTP
+ * filters, when it has any), for example:
  *
  * ```text
  * service:  shop/checkout
@@ -139,7 +158,12 @@ export function formatProjectionTree(
     ["signed", describeSignature(signature, projection.originCluster)],
     ["version", `${projection.version} (age ${formatAge(projection.version, nowMs)})`],
     ["routes", String(projection.routes.length)],
+    ...(projection.httpFilters.length === 0
+      ? []
+      : [["filters", String(projection.httpFilters.length)] as const]),
   ]);
-  const body = projection.routes.map((route) => routeLines(route).join("\n")).join("\n\n");
+  const sections = projection.routes.map(routeLines);
+  if (projection.httpFilters.length > 0) sections.push(filterLines(projection.httpFilters));
+  const body = sections.map((lines) => lines.join("\n")).join("\n\n");
   return body === "" ? header : `${header}\n${body}\n`;
 }

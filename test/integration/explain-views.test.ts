@@ -95,6 +95,16 @@ const REQUESTS: { name: string; args: string[]; expect: Json }[] = [
       ruleName: "canary",
       backend: { service: "shop/checkout-v1" },
       retry: { codes: [502, 503, 504], attempts: 2, backoffMs: 100 },
+      httpFilters: [
+        {
+          namespace: "shop",
+          name: "checkout-headers",
+          phase: "HTTP_FILTER_PHASE_DEFAULT",
+          priority: 10,
+          targets: [{ service: "shop/checkout", port: 8080, sectionName: "http" }],
+          headerMutation: { response: { set: [{ name: "x-checkout-filter", value: "aether" }] } },
+        },
+      ],
     },
   },
   {

@@ -9,6 +9,8 @@ import { buildExplainTarget } from "../../clients/aetherctl/explain-request.js";
 import { toJsonText } from "../../clients/aetherctl/json-output.js";
 import { constantRandom } from "../../clients/aetherctl/random-source.js";
 import {
+  HttpFilterPhase,
+  HttpFilterSchema,
   PathMatchType,
   PathModifierType,
   RouteKind,
@@ -18,6 +20,7 @@ import {
   StringMatchType,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { evaluate } from "../../services/common/evaluator.js";
+import { httpFiltersForPort } from "../../services/common/http-filter-selection.js";
 
 const VERSION = "2026-11-29T12:00:00.000000000Z";
 
@@ -117,10 +120,36 @@ function explain(
     view: "effective view",
     decision,
     random: random.description,
+    httpFilters: httpFiltersForPort(projection, target.port),
   });
 }
 
 describe("formatExplanation", () => {
+  it("names the service's HTTP filters that run for the request's port, in order; none: no line", () => {
+    const headers = (name: string, port: number) =>
+      create(HttpFilterSchema, {
+        namespace: "shop",
+        name,
+        phase: HttpFilterPhase.AUTHN,
+        targets: [{ service: "shop/checkout", port }],
+        extension: { case: "headerMutation", value: { request: { remove: ["x-debug"] } } },
+      });
+    const projection = create(ServiceConfigProjectionSchema, {
+      ...checkout,
+      httpFilters: [headers("every-port", 0), headers("on-8080", 8080), headers("on-9", 9)],
+    });
+    expect(explain(["GET", "http://checkout.shop:8080/"], { projection })).toContain(
+      "http filters:  1. shop/every-port (AuthN, priority 0): headers request: remove x-debug; 2. shop/on-8080 (AuthN, priority 0): headers request: remove x-debug\n",
+    );
+    const none = create(ServiceConfigProjectionSchema, {
+      ...checkout,
+      httpFilters: [headers("on-9", 9)],
+    });
+    expect(explain(["GET", "http://checkout.shop:8080/"], { projection: none })).not.toContain(
+      "http filters",
+    );
+  });
+
   it.each([
     {
       name: "a weighted split at random 0: the first backend, its share, header changes, mirror, rewrite, timeouts, retry",

@@ -2,11 +2,17 @@
  * `aetherctl explain`: fetches the destination service's projection (the
  * effective winner, or `--origin`'s, or with `--agent` the entry of that
  * agent's route table), runs the shared request evaluator on it
- * as the caller's proxy would, and prints the decision, or with `-o json`
- * the evaluator's Decision.
+ * as the caller's proxy would, and prints the decision with the service's
+ * HTTP filters that run for the request (in order), or with `-o json` the
+ * evaluator's Decision (with `httpFilters`, proto JSON, when there are some).
  */
-import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { toJson } from "@bufbuild/protobuf";
+import {
+  HttpFilterSchema,
+  type ServiceConfigProjection,
+} from "../../../gen/aether/registry/v1/projection_pb.js";
 import { evaluate } from "../../../services/common/evaluator.js";
+import { httpFiltersForPort } from "../../../services/common/http-filter-selection.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
 import {
   type AgentLookup,
@@ -53,17 +59,24 @@ export async function runExplain(
     },
     random: command.random.next,
   });
+  const httpFilters = httpFiltersForPort(projection, target.port);
+  // The filters run whatever the rule; JSON names them (proto JSON) only when there are some.
+  const json = {
+    ...decision,
+    ...(httpFilters.length === 0
+      ? {}
+      : { httpFilters: httpFilters.map((f) => toJson(HttpFilterSchema, f)) }),
+  };
   context.stdout(
     context.global.output === "json"
-      ? toJsonText(
-          agent === undefined ? decision : { ...decision, agentRoute: agentRouteJson(agent) },
-        )
+      ? toJsonText(agent === undefined ? json : { ...json, agentRoute: agentRouteJson(agent) })
       : formatExplanation({
           target,
           projection,
           view: agent === undefined ? viewName(command.origin) : `agent ${agent.url}`,
           decision,
           random: command.random.description,
+          httpFilters,
           ...(agent === undefined ? {} : { agent }),
         }),
   );

@@ -1,9 +1,11 @@
 /**
- * A rule's retry policy reaches the data plane through the agent: an
- * exported HTTPRoute's retry (projected, stored in a real in-process
- * registrar, followed over HTTP/2) and a local class-2 route's retry both
- * appear in `/routes`, in the projection's proto JSON, and survive the
- * agent's last-known cache. Real sockets, real files.
+ * A rule's retry policy and a Service's HTTP filters reach the data plane
+ * through the agent: an exported HTTPRoute's retry and an exported
+ * HTTPFilter (projected, stored in a real in-process registrar, followed
+ * over HTTP/2), and a local class-2 route's retry and filter, all appear in
+ * `/routes`, in the projection's proto JSON, in run order, and survive the
+ * agent's last-known cache. A local HTTPFilter only named by a route's
+ * ExtensionRef stays a reference. Real sockets, real files.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -39,8 +41,33 @@ const routeWithRetry = (name: string, target: string, retry: object): KubeObject
   },
 });
 
+const httpFilter = (name: string, target: string | undefined, spec: object): KubeObject => ({
+  apiVersion: "mesh.aether.dev/v1alpha1",
+  kind: "HTTPFilter",
+  metadata: { namespace: "shop", name },
+  spec: {
+    ...(target === undefined ? {} : { targetRefs: [{ group: "", kind: "Service", name: target }] }),
+    ...spec,
+  },
+});
+
 interface RoutesJson {
-  services: { service: string; source: string; projection: { routes: { rules: unknown[] }[] } }[];
+  services: {
+    service: string;
+    source: string;
+    projection: { routes: { rules: unknown[] }[]; httpFilters?: { name: string }[] };
+  }[];
+}
+
+/** The names of each service's HTTP filters in a `/routes` document, in order. */
+function filters(body: string): Record<string, string[]> {
+  const table = JSON.parse(body) as RoutesJson;
+  return Object.fromEntries(
+    table.services.map((s) => [
+      `${s.service} (${s.source})`,
+      (s.projection.httpFilters ?? []).map((f) => f.name),
+    ]),
+  );
 }
 
 /** The first rule's `retry` of each service in a `/routes` document. */
@@ -60,12 +87,20 @@ async function routesOf(agent: Agent): Promise<string> {
   return response.text();
 }
 
-describe("agent: retry policies in the route table", () => {
-  it("serves exported and local retry policies at /routes and keeps them in its cache", async () => {
+describe("agent: retry policies and HTTP filters in the route table", () => {
+  it("serves exported and local retry policies and filters at /routes and keeps them in its cache", async () => {
     const registrar = await startTestRegistrar(["--cluster", "hub"]);
     undo.push(() => registrar.stop());
     const exported = projectServices(
-      [service("a"), routeWithRetry("a-route", "a", { codes: [503, 500], attempts: 2 })],
+      [
+        service("a"),
+        routeWithRetry("a-route", "a", { codes: [503, 500], attempts: 2 }),
+        httpFilter("a-stats", "a", { phase: "Stats", lua: { source: "-- count" } }),
+        httpFilter("a-authz", "a", {
+          phase: "AuthZ",
+          extAuthz: { backendRef: { name: "a", port: 80 } },
+        }),
+      ],
       { exportAll: true },
     );
     expect(exported.rejections).toEqual([]);
@@ -76,6 +111,8 @@ describe("agent: retry policies in the route table", () => {
     const local = createMemoryObjectSource([
       service("b"),
       routeWithRetry("b-route", "b", { backoff: "250ms" }),
+      httpFilter("b-headers", "b", { headerMutation: { response: { remove: ["server"] } } }),
+      httpFilter("b-caller-side", undefined, { lua: { source: "-- caller side" } }),
     ]);
     const cacheDir = await mkdtemp(join(tmpdir(), "aether-agent-retry-"));
     undo.push(() => rm(cacheDir, { recursive: true, force: true }));
@@ -96,6 +133,22 @@ describe("agent: retry policies in the route table", () => {
       "shop/b (local)": { backoff: "0.250s" },
     };
     expect(retries(await routesOf(agent))).toEqual(want);
+    const wantFilters = {
+      "shop/a (imported)": ["a-authz", "a-stats"],
+      "shop/b (local)": ["b-headers"],
+    };
+    const body = await routesOf(agent);
+    expect(filters(body)).toEqual(wantFilters);
+    const table = JSON.parse(body) as RoutesJson;
+    expect(table.services[0]?.projection.httpFilters?.[0]).toMatchObject({
+      phase: "HTTP_FILTER_PHASE_AUTHZ",
+      targets: [{ service: "shop/a" }],
+      extAuthz: {
+        backend: { service: "shop/a", port: 80 },
+        failureMode: "EXTENSION_FAILURE_MODE_DENY",
+      },
+    });
+    expect(body).not.toContain("caller side");
 
     // A restarted agent whose registrar is gone serves the same policies from its cache.
     await agent.stop();
@@ -108,5 +161,6 @@ describe("agent: retry policies in the route table", () => {
     await restarted.start();
     await restarted.whenReady();
     expect(retries(await routesOf(restarted))).toEqual(want);
+    expect(filters(await routesOf(restarted))).toEqual(wantFilters);
   });
 });
