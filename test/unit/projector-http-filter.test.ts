@@ -15,7 +15,11 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { mulberry32 } from "../../services/common/mulberry32.js";
-import { type ProjectorOptions, projectServices } from "../../services/common/projector.js";
+import {
+  type ProjectorOptions,
+  projectServices,
+  ROUTE_REJECTION_REASONS,
+} from "../../services/common/projector.js";
 import { createIncrementalProjector } from "../../services/common/projector-incremental.js";
 
 const NS = "shop";
@@ -343,6 +347,7 @@ describe("projector: an invalid HTTPFilter is rejected with a reason, the servic
     const [rejection] = output.rejections;
     expect(rejection?.route).toEqual({ kind: "HTTPFilter", namespace: NS, name: "f" });
     expect(rejection?.reason).toBe(reason);
+    expect(ROUTE_REJECTION_REASONS).toContain(reason);
     expect(rejection?.message).toMatch(message);
     expect(rejection?.services).toEqual(["shop/web"]);
     const web = output.projections.find((p) => p.service === "shop/web");
