@@ -68,10 +68,27 @@ async function curl(args: readonly string[]): Promise<CurlResponse> {
 
 const CLUSTER = "east";
 const T1 = "2026-11-29T12:00:00.000000000Z";
-const SEED = [
+const SEED: JsonObject[] = [
   httpProjection("shop/checkout", T1, "spoofed"),
   grpcProjection("payments/ledger", T1),
-  httpProjection("web/frontend", T1),
+  // A third-party client sees a service's HTTP filters (the HTTPFilter escape hatch) as plain JSON.
+  {
+    ...httpProjection("web/frontend", T1),
+    httpFilters: [
+      {
+        namespace: "web",
+        name: "frontend-authz",
+        phase: "HTTP_FILTER_PHASE_AUTHZ",
+        priority: 5,
+        targets: [{ service: "web/frontend", port: 8080, sectionName: "http" }],
+        extAuthz: {
+          backend: { service: "security/authz", port: 9000 },
+          timeout: "0.250s",
+          failureMode: "EXTENSION_FAILURE_MODE_DENY",
+        },
+      },
+    ],
+  },
 ];
 const EXPECTED = new Map(SEED.map((p) => [String(p.service), stamped(p, CLUSTER)]));
 const SERVICES = [...EXPECTED.keys()].sort();
