@@ -595,7 +595,7 @@ export const ExportStatusSchema: GenMessage<ExportStatus> = /*@__PURE__*/
  */
 export type RouteRejection = Message<"aether.registry.v1.RouteRejection"> & {
   /**
-   * `HTTPRoute` or `GRPCRoute`.
+   * `HTTPRoute` or `GRPCRoute`; `HTTPFilter` for an HTTPFilter, rejected like a route.
    *
    * @generated from field: string kind = 1;
    */
