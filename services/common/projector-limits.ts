@@ -1,14 +1,18 @@
 /**
  * The projector's output held to the projection limits (see
  * `projection-limits.ts`), as the exporter writes it: a projection over a
- * limit keeps its routes, in their order (kind, namespace, name), while they
- * fit, and each route that does not fit is left out with a `too_large`
- * {@link RouteRejection}, the way an invalid route is; later routes that do
- * fit are still kept. The content then stays within `maxBytes` minus the
+ * limit keeps its HTTP filters, in run order, then its routes, in their order
+ * (kind, namespace, name), while they fit, and each filter or route that does
+ * not fit is left out with a `too_large` {@link RouteRejection}, the way an
+ * invalid one is; later ones that do fit are still kept. Filters come first:
+ * they apply to every request of the service, and their bytes are bounded
+ * (inline Lua and Wasm configuration at most 64 KiB each). The content then stays within `maxBytes` minus the
  * room the origin and version stamps need. Pure and deterministic.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
+  type HttpFilter,
+  HttpFilterSchema,
   type Route,
   RouteKind,
   RouteSchema,
@@ -27,7 +31,7 @@ import type { RouteRejection } from "./projector.js";
 export interface LimitedProjection {
   /** The projection itself when it is within the limits, else a copy with the routes that fit. */
   readonly projection: ServiceConfigProjection;
-  /** One `too_large` rejection per route left out, in route order. */
+  /** One `too_large` rejection per filter, then per route, left out, in their order. */
   readonly rejections: RouteRejection[];
 }
 
@@ -56,10 +60,27 @@ export function limitProjection(
     return { projection, rejections: [] };
   }
   const { service } = projection;
-  let bytes = toBinary(ServiceConfigProjectionSchema, { ...projection, routes: [] }).length;
+  const empty = { ...projection, routes: [], httpFilters: [] };
+  let bytes = toBinary(ServiceConfigProjectionSchema, empty).length;
+  const filters: HttpFilter[] = [];
+  const rejections: RouteRejection[] = [];
+  for (const filter of projection.httpFilters) {
+    const size = toBinary(HttpFilterSchema, filter).length;
+    const field = 1 + varintSize(size) + size; // the tag of field 5, the length, the filter
+    if (bytes + field > budget) {
+      rejections.push({
+        route: { kind: "HTTPFilter", namespace: filter.namespace, name: filter.name },
+        reason: "too_large",
+        message: `the projection of ${service} takes at most ${budget} bytes (unstamped); this filter's ${field} do not fit after the ${bytes} taken`,
+        services: [service],
+      });
+      continue;
+    }
+    filters.push(filter);
+    bytes += field;
+  }
   let rules = 0;
   const kept: Route[] = [];
-  const rejections: RouteRejection[] = [];
   for (const route of projection.routes) {
     const size = toBinary(RouteSchema, route).length;
     const field = 1 + varintSize(size) + size; // the tag of field 4, the length, the route
@@ -91,7 +112,11 @@ export function limitProjection(
   }
   if (rejections.length === 0) return { projection, rejections };
   return {
-    projection: create(ServiceConfigProjectionSchema, { ...projection, routes: kept }),
+    projection: create(ServiceConfigProjectionSchema, {
+      ...projection,
+      routes: kept,
+      httpFilters: filters,
+    }),
     rejections,
   };
 }

@@ -7,6 +7,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
+  HttpFilterSchema,
   PathMatchType,
   type Route,
   RouteKind,
@@ -158,6 +159,35 @@ describe("limitProjection", () => {
     expect(limited.projection.routes.length + limited.rejections.length).toBe(30);
     expect(limited.rejections[0]?.message).toMatch(/takes at most 262016 bytes/);
     // Whatever a route's size, what is kept stays within the limits.
+    expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
+  });
+
+  it("keeps HTTP filters before routes, in run order, and rejects those that do not fit", () => {
+    const limits = DEFAULT_PROJECTION_LIMITS;
+    // Five 60 KiB Lua filters: four fit in 256 KiB, the fifth does not, nor does a route after them.
+    const filters = Array.from({ length: 5 }, (_, i) =>
+      create(HttpFilterSchema, {
+        namespace: "shop",
+        name: `lua-${i}`,
+        extension: { case: "lua", value: { source: "x".repeat(60_000) } },
+      }),
+    );
+    const p = create(ServiceConfigProjectionSchema, {
+      service: "shop/web",
+      routes: [route("a", 30, 1_000)],
+      httpFilters: filters,
+    });
+    const limited = limitProjection(p, limits);
+    expect(limited.projection.httpFilters.map((f) => f.name)).toEqual([
+      "lua-0",
+      "lua-1",
+      "lua-2",
+      "lua-3",
+    ]);
+    expect(limited.rejections.map((r) => [r.route.kind, r.route.name, r.reason])).toEqual([
+      ["HTTPFilter", "lua-4", "too_large"],
+      ["HTTPRoute", "a", "too_large"],
+    ]);
     expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
   });
 });
