@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aether/registry/v1/projection.proto.
  */
 export const file_aether_registry_v1_projection: GenFile = /*@__PURE__*/
-  fileDesc("CiNhZXRoZXIvcmVnaXN0cnkvdjEvcHJvamVjdGlvbi5wcm90bxISYWV0aGVyLnJlZ2lzdHJ5LnYxIroBChdTZXJ2aWNlQ29uZmlnUHJvamVjdGlvbhIPCgdzZXJ2aWNlGAEgASgJEhYKDm9yaWdpbl9jbHVzdGVyGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSKQoGcm91dGVzGAQgAygLMhkuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlEjoKCXNpZ25hdHVyZRgPIAEoCzInLmFldGhlci5yZWdpc3RyeS52MS5Qcm9qZWN0aW9uU2lnbmF0dXJlInMKE1Byb2plY3Rpb25TaWduYXR1cmUSDgoGa2V5X2lkGAEgASgJEjkKCWFsZ29yaXRobRgCIAEoDjImLmFldGhlci5yZWdpc3RyeS52MS5TaWduYXR1cmVBbGdvcml0aG0SEQoJc2lnbmF0dXJlGAMgASgMIqoCCgVSb3V0ZRIrCgRraW5kGAEgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlS2luZBIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCRIxCg1jcmVhdGlvbl90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgRyb2xlGAUgASgOMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUm9sZRIyCgtwYXJlbnRfcmVmcxgGIAMoCzIdLmFldGhlci5yZWdpc3RyeS52MS5QYXJlbnRSZWYSEQoJaG9zdG5hbWVzGAcgAygJEiwKBXJ1bGVzGAggAygLMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUnVsZSJACglQYXJlbnRSZWYSDwoHc2VydmljZRgBIAEoCRIMCgRwb3J0GAIgASgNEhQKDHNlY3Rpb25fbmFtZRgDIAEoCSKKAgoJUm91dGVSdWxlEgwKBG5hbWUYASABKAkSLwoHbWF0Y2hlcxgCIAMoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZU1hdGNoEisKB2ZpbHRlcnMYAyADKAsyGi5hZXRoZXIucmVnaXN0cnkudjEuRmlsdGVyEi0KCGJhY2tlbmRzGAQgAygLMhsuYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmQSMwoIdGltZW91dHMYBSABKAsyIS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVUaW1lb3V0cxItCgVyZXRyeRgGIAEoCzIeLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZVJldHJ5IvABCgpSb3V0ZU1hdGNoEisKBHBhdGgYASABKAsyHS5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1hdGNoEjAKB2hlYWRlcnMYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyTWF0Y2gSOQoMcXVlcnlfcGFyYW1zGAMgAygLMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlF1ZXJ5UGFyYW1NYXRjaBIOCgZtZXRob2QYBCABKAkSOAoLZ3JwY19tZXRob2QYBSABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuR3JwY01ldGhvZE1hdGNoIksKCVBhdGhNYXRjaBIvCgR0eXBlGAEgASgOMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNYXRjaFR5cGUSDQoFdmFsdWUYAiABKAkiXQoLSGVhZGVyTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJhCg9RdWVyeVBhcmFtTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDAoEbmFtZRgCIAEoCRINCgV2YWx1ZRgDIAEoCSJlCg9HcnBjTWV0aG9kTWF0Y2gSMQoEdHlwZRgBIAEoDjIjLmFldGhlci5yZWdpc3RyeS52MS5TdHJpbmdNYXRjaFR5cGUSDwoHc2VydmljZRgCIAEoCRIOCgZtZXRob2QYAyABKAkiuwMKBkZpbHRlchJFChdyZXF1ZXN0X2hlYWRlcl9tb2RpZmllchgBIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEkYKGHJlc3BvbnNlX2hlYWRlcl9tb2RpZmllchgCIAEoCzIiLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNb2RpZmllckgAEj8KEHJlcXVlc3RfcmVkaXJlY3QYAyABKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuUmVxdWVzdFJlZGlyZWN0SAASNQoLdXJsX3Jld3JpdGUYBCABKAsyHi5hZXRoZXIucmVnaXN0cnkudjEuVXJsUmV3cml0ZUgAEjsKDnJlcXVlc3RfbWlycm9yGAUgASgLMiEuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJlcXVlc3RNaXJyb3JIABI5Cg1leHRlbnNpb25fcmVmGAYgASgLMiAuYWV0aGVyLnJlZ2lzdHJ5LnYxLkV4dGVuc2lvblJlZkgAEigKBGNvcnMYByABKAsyGC5hZXRoZXIucmVnaXN0cnkudjEuQ29yc0gAQggKBmZpbHRlciIqCgtIZWFkZXJWYWx1ZRIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgJInwKDkhlYWRlck1vZGlmaWVyEiwKA3NldBgBIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJWYWx1ZRIsCgNhZGQYAiADKAsyHy5hZXRoZXIucmVnaXN0cnkudjEuSGVhZGVyVmFsdWUSDgoGcmVtb3ZlGAMgAygJIlEKDFBhdGhNb2RpZmllchIyCgR0eXBlGAEgASgOMiQuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNb2RpZmllclR5cGUSDQoFdmFsdWUYAiABKAkitgEKD1JlcXVlc3RSZWRpcmVjdBITCgZzY2hlbWUYASABKAlIAIgBARIVCghob3N0bmFtZRgCIAEoCUgBiAEBEi4KBHBhdGgYAyABKAsyIC5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1vZGlmaWVyEhEKBHBvcnQYBCABKA1IAogBARITCgtzdGF0dXNfY29kZRgFIAEoDUIJCgdfc2NoZW1lQgsKCV9ob3N0bmFtZUIHCgVfcG9ydCJgCgpVcmxSZXdyaXRlEhUKCGhvc3RuYW1lGAEgASgJSACIAQESLgoEcGF0aBgCIAEoCzIgLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTW9kaWZpZXJCCwoJX2hvc3RuYW1lIm0KDVJlcXVlc3RNaXJyb3ISLAoHYmFja2VuZBgBIAEoCzIbLmFldGhlci5yZWdpc3RyeS52MS5CYWNrZW5kEi4KCGZyYWN0aW9uGAIgASgLMhwuYWV0aGVyLnJlZ2lzdHJ5LnYxLkZyYWN0aW9uIjIKCEZyYWN0aW9uEhEKCW51bWVyYXRvchgBIAEoDRITCgtkZW5vbWluYXRvchgCIAEoDSI5CgxFeHRlbnNpb25SZWYSDQoFZ3JvdXAYASABKAkSDAoEa2luZBgCIAEoCRIMCgRuYW1lGAMgASgJIpcBCgRDb3JzEhUKDWFsbG93X29yaWdpbnMYASADKAkSGQoRYWxsb3dfY3JlZGVudGlhbHMYAiABKAgSFQoNYWxsb3dfbWV0aG9kcxgDIAMoCRIVCg1hbGxvd19oZWFkZXJzGAQgAygJEhYKDmV4cG9zZV9oZWFkZXJzGAUgAygJEhcKD21heF9hZ2Vfc2Vjb25kcxgGIAEoDSJ7CgdCYWNrZW5kEg8KB3NlcnZpY2UYASABKAkSDAoEcG9ydBgCIAEoDRIOCgZ3ZWlnaHQYAyABKA0SKwoHZmlsdGVycxgEIAMoCzIaLmFldGhlci5yZWdpc3RyeS52MS5GaWx0ZXISFAoMYXBwX3Byb3RvY29sGAUgASgJIm8KDVJvdXRlVGltZW91dHMSKgoHcmVxdWVzdBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIyCg9iYWNrZW5kX3JlcXVlc3QYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iawoKUm91dGVSZXRyeRINCgVjb2RlcxgBIAMoDRIVCghhdHRlbXB0cxgCIAEoDUgAiAEBEioKB2JhY2tvZmYYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CCwoJX2F0dGVtcHRzKoUBChJTaWduYXR1cmVBbGdvcml0aG0SIwofU0lHTkFUVVJFX0FMR09SSVRITV9VTlNQRUNJRklFRBAAEh8KG1NJR05BVFVSRV9BTEdPUklUSE1fRUQyNTUxORABEikKJVNJR05BVFVSRV9BTEdPUklUSE1fRUNEU0FfUDI1Nl9TSEEyNTYQAipRCglSb3V0ZUtpbmQSGgoWUk9VVEVfS0lORF9VTlNQRUNJRklFRBAAEhMKD1JPVVRFX0tJTkRfSFRUUBABEhMKD1JPVVRFX0tJTkRfR1JQQxACKlkKCVJvdXRlUm9sZRIaChZST1VURV9ST0xFX1VOU1BFQ0lGSUVEEAASFwoTUk9VVEVfUk9MRV9QUk9EVUNFUhABEhcKE1JPVVRFX1JPTEVfQ09OU1VNRVIQAiqUAQoNUGF0aE1hdGNoVHlwZRIfChtQQVRIX01BVENIX1RZUEVfVU5TUEVDSUZJRUQQABIZChVQQVRIX01BVENIX1RZUEVfRVhBQ1QQARIfChtQQVRIX01BVENIX1RZUEVfUEFUSF9QUkVGSVgQAhImCiJQQVRIX01BVENIX1RZUEVfUkVHVUxBUl9FWFBSRVNTSU9OEAMqewoPU3RyaW5nTWF0Y2hUeXBlEiEKHVNUUklOR19NQVRDSF9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXU1RSSU5HX01BVENIX1RZUEVfRVhBQ1QQARIoCiRTVFJJTkdfTUFUQ0hfVFlQRV9SRUdVTEFSX0VYUFJFU1NJT04QAiqNAQoQUGF0aE1vZGlmaWVyVHlwZRIiCh5QQVRIX01PRElGSUVSX1RZUEVfVU5TUEVDSUZJRUQQABIoCiRQQVRIX01PRElGSUVSX1RZUEVfUkVQTEFDRV9GVUxMX1BBVEgQARIrCidQQVRIX01PRElGSUVSX1RZUEVfUkVQTEFDRV9QUkVGSVhfTUFUQ0gQAmIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiNhZXRoZXIvcmVnaXN0cnkvdjEvcHJvamVjdGlvbi5wcm90bxISYWV0aGVyLnJlZ2lzdHJ5LnYxIu8BChdTZXJ2aWNlQ29uZmlnUHJvamVjdGlvbhIPCgdzZXJ2aWNlGAEgASgJEhYKDm9yaWdpbl9jbHVzdGVyGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSKQoGcm91dGVzGAQgAygLMhkuYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlEjMKC2JhY2tlbmRfdGxzGAYgAygLMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmRUbHMSOgoJc2lnbmF0dXJlGA8gASgLMicuYWV0aGVyLnJlZ2lzdHJ5LnYxLlByb2plY3Rpb25TaWduYXR1cmUicwoTUHJvamVjdGlvblNpZ25hdHVyZRIOCgZrZXlfaWQYASABKAkSOQoJYWxnb3JpdGhtGAIgASgOMiYuYWV0aGVyLnJlZ2lzdHJ5LnYxLlNpZ25hdHVyZUFsZ29yaXRobRIRCglzaWduYXR1cmUYAyABKAwiqgIKBVJvdXRlEisKBGtpbmQYASABKA4yHS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVLaW5kEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEjEKDWNyZWF0aW9uX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKBHJvbGUYBSABKA4yHS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVSb2xlEjIKC3BhcmVudF9yZWZzGAYgAygLMh0uYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhcmVudFJlZhIRCglob3N0bmFtZXMYByADKAkSLAoFcnVsZXMYCCADKAsyHS5hZXRoZXIucmVnaXN0cnkudjEuUm91dGVSdWxlIkAKCVBhcmVudFJlZhIPCgdzZXJ2aWNlGAEgASgJEgwKBHBvcnQYAiABKA0SFAoMc2VjdGlvbl9uYW1lGAMgASgJIooCCglSb3V0ZVJ1bGUSDAoEbmFtZRgBIAEoCRIvCgdtYXRjaGVzGAIgAygLMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlTWF0Y2gSKwoHZmlsdGVycxgDIAMoCzIaLmFldGhlci5yZWdpc3RyeS52MS5GaWx0ZXISLQoIYmFja2VuZHMYBCADKAsyGy5hZXRoZXIucmVnaXN0cnkudjEuQmFja2VuZBIzCgh0aW1lb3V0cxgFIAEoCzIhLmFldGhlci5yZWdpc3RyeS52MS5Sb3V0ZVRpbWVvdXRzEi0KBXJldHJ5GAYgASgLMh4uYWV0aGVyLnJlZ2lzdHJ5LnYxLlJvdXRlUmV0cnki8AEKClJvdXRlTWF0Y2gSKwoEcGF0aBgBIAEoCzIdLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTWF0Y2gSMAoHaGVhZGVycxgCIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJNYXRjaBI5CgxxdWVyeV9wYXJhbXMYAyADKAsyIy5hZXRoZXIucmVnaXN0cnkudjEuUXVlcnlQYXJhbU1hdGNoEg4KBm1ldGhvZBgEIAEoCRI4CgtncnBjX21ldGhvZBgFIAEoCzIjLmFldGhlci5yZWdpc3RyeS52MS5HcnBjTWV0aG9kTWF0Y2giSwoJUGF0aE1hdGNoEi8KBHR5cGUYASABKA4yIS5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1hdGNoVHlwZRINCgV2YWx1ZRgCIAEoCSJdCgtIZWFkZXJNYXRjaBIxCgR0eXBlGAEgASgOMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlN0cmluZ01hdGNoVHlwZRIMCgRuYW1lGAIgASgJEg0KBXZhbHVlGAMgASgJImEKD1F1ZXJ5UGFyYW1NYXRjaBIxCgR0eXBlGAEgASgOMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlN0cmluZ01hdGNoVHlwZRIMCgRuYW1lGAIgASgJEg0KBXZhbHVlGAMgASgJImUKD0dycGNNZXRob2RNYXRjaBIxCgR0eXBlGAEgASgOMiMuYWV0aGVyLnJlZ2lzdHJ5LnYxLlN0cmluZ01hdGNoVHlwZRIPCgdzZXJ2aWNlGAIgASgJEg4KBm1ldGhvZBgDIAEoCSK7AwoGRmlsdGVyEkUKF3JlcXVlc3RfaGVhZGVyX21vZGlmaWVyGAEgASgLMiIuYWV0aGVyLnJlZ2lzdHJ5LnYxLkhlYWRlck1vZGlmaWVySAASRgoYcmVzcG9uc2VfaGVhZGVyX21vZGlmaWVyGAIgASgLMiIuYWV0aGVyLnJlZ2lzdHJ5LnYxLkhlYWRlck1vZGlmaWVySAASPwoQcmVxdWVzdF9yZWRpcmVjdBgDIAEoCzIjLmFldGhlci5yZWdpc3RyeS52MS5SZXF1ZXN0UmVkaXJlY3RIABI1Cgt1cmxfcmV3cml0ZRgEIAEoCzIeLmFldGhlci5yZWdpc3RyeS52MS5VcmxSZXdyaXRlSAASOwoOcmVxdWVzdF9taXJyb3IYBSABKAsyIS5hZXRoZXIucmVnaXN0cnkudjEuUmVxdWVzdE1pcnJvckgAEjkKDWV4dGVuc2lvbl9yZWYYBiABKAsyIC5hZXRoZXIucmVnaXN0cnkudjEuRXh0ZW5zaW9uUmVmSAASKAoEY29ycxgHIAEoCzIYLmFldGhlci5yZWdpc3RyeS52MS5Db3JzSABCCAoGZmlsdGVyIioKC0hlYWRlclZhbHVlEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkifAoOSGVhZGVyTW9kaWZpZXISLAoDc2V0GAEgAygLMh8uYWV0aGVyLnJlZ2lzdHJ5LnYxLkhlYWRlclZhbHVlEiwKA2FkZBgCIAMoCzIfLmFldGhlci5yZWdpc3RyeS52MS5IZWFkZXJWYWx1ZRIOCgZyZW1vdmUYAyADKAkiUQoMUGF0aE1vZGlmaWVyEjIKBHR5cGUYASABKA4yJC5hZXRoZXIucmVnaXN0cnkudjEuUGF0aE1vZGlmaWVyVHlwZRINCgV2YWx1ZRgCIAEoCSK2AQoPUmVxdWVzdFJlZGlyZWN0EhMKBnNjaGVtZRgBIAEoCUgAiAEBEhUKCGhvc3RuYW1lGAIgASgJSAGIAQESLgoEcGF0aBgDIAEoCzIgLmFldGhlci5yZWdpc3RyeS52MS5QYXRoTW9kaWZpZXISEQoEcG9ydBgEIAEoDUgCiAEBEhMKC3N0YXR1c19jb2RlGAUgASgNQgkKB19zY2hlbWVCCwoJX2hvc3RuYW1lQgcKBV9wb3J0ImAKClVybFJld3JpdGUSFQoIaG9zdG5hbWUYASABKAlIAIgBARIuCgRwYXRoGAIgASgLMiAuYWV0aGVyLnJlZ2lzdHJ5LnYxLlBhdGhNb2RpZmllckILCglfaG9zdG5hbWUibQoNUmVxdWVzdE1pcnJvchIsCgdiYWNrZW5kGAEgASgLMhsuYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmQSLgoIZnJhY3Rpb24YAiABKAsyHC5hZXRoZXIucmVnaXN0cnkudjEuRnJhY3Rpb24iMgoIRnJhY3Rpb24SEQoJbnVtZXJhdG9yGAEgASgNEhMKC2Rlbm9taW5hdG9yGAIgASgNIjkKDEV4dGVuc2lvblJlZhINCgVncm91cBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkilwEKBENvcnMSFQoNYWxsb3dfb3JpZ2lucxgBIAMoCRIZChFhbGxvd19jcmVkZW50aWFscxgCIAEoCBIVCg1hbGxvd19tZXRob2RzGAMgAygJEhUKDWFsbG93X2hlYWRlcnMYBCADKAkSFgoOZXhwb3NlX2hlYWRlcnMYBSADKAkSFwoPbWF4X2FnZV9zZWNvbmRzGAYgASgNInsKB0JhY2tlbmQSDwoHc2VydmljZRgBIAEoCRIMCgRwb3J0GAIgASgNEg4KBndlaWdodBgDIAEoDRIrCgdmaWx0ZXJzGAQgAygLMhouYWV0aGVyLnJlZ2lzdHJ5LnYxLkZpbHRlchIUCgxhcHBfcHJvdG9jb2wYBSABKAkibwoNUm91dGVUaW1lb3V0cxIqCgdyZXF1ZXN0GAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD2JhY2tlbmRfcmVxdWVzdBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJrCgpSb3V0ZVJldHJ5Eg0KBWNvZGVzGAEgAygNEhUKCGF0dGVtcHRzGAIgASgNSACIAQESKgoHYmFja29mZhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkILCglfYXR0ZW1wdHMi1QIKCkJhY2tlbmRUbHMSDAoEcG9ydBgBIAEoDRIUCgxzZWN0aW9uX25hbWUYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSGwoTY2FfY2VydGlmaWNhdGVzX3BlbRgEIAEoCRJPChp3ZWxsX2tub3duX2NhX2NlcnRpZmljYXRlcxgFIAEoDjIrLmFldGhlci5yZWdpc3RyeS52MS5XZWxsS25vd25DYUNlcnRpZmljYXRlcxI9ChFzdWJqZWN0X2FsdF9uYW1lcxgGIAMoCzIiLmFldGhlci5yZWdpc3RyeS52MS5TdWJqZWN0QWx0TmFtZRI1CgdvcHRpb25zGAcgAygLMiQuYWV0aGVyLnJlZ2lzdHJ5LnYxLkJhY2tlbmRUbHNPcHRpb24SGAoQcG9saWN5X25hbWVzcGFjZRgIIAEoCRITCgtwb2xpY3lfbmFtZRgJIAEoCSI7Cg5TdWJqZWN0QWx0TmFtZRISCghob3N0bmFtZRgBIAEoCUgAEg0KA3VyaRgCIAEoCUgAQgYKBG5hbWUiLgoQQmFja2VuZFRsc09wdGlvbhILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkqhQEKElNpZ25hdHVyZUFsZ29yaXRobRIjCh9TSUdOQVRVUkVfQUxHT1JJVEhNX1VOU1BFQ0lGSUVEEAASHwobU0lHTkFUVVJFX0FMR09SSVRITV9FRDI1NTE5EAESKQolU0lHTkFUVVJFX0FMR09SSVRITV9FQ0RTQV9QMjU2X1NIQTI1NhACKlEKCVJvdXRlS2luZBIaChZST1VURV9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPUk9VVEVfS0lORF9IVFRQEAESEwoPUk9VVEVfS0lORF9HUlBDEAIqWQoJUm91dGVSb2xlEhoKFlJPVVRFX1JPTEVfVU5TUEVDSUZJRUQQABIXChNST1VURV9ST0xFX1BST0RVQ0VSEAESFwoTUk9VVEVfUk9MRV9DT05TVU1FUhACKpQBCg1QYXRoTWF0Y2hUeXBlEh8KG1BBVEhfTUFUQ0hfVFlQRV9VTlNQRUNJRklFRBAAEhkKFVBBVEhfTUFUQ0hfVFlQRV9FWEFDVBABEh8KG1BBVEhfTUFUQ0hfVFlQRV9QQVRIX1BSRUZJWBACEiYKIlBBVEhfTUFUQ0hfVFlQRV9SRUdVTEFSX0VYUFJFU1NJT04QAyp7Cg9TdHJpbmdNYXRjaFR5cGUSIQodU1RSSU5HX01BVENIX1RZUEVfVU5TUEVDSUZJRUQQABIbChdTVFJJTkdfTUFUQ0hfVFlQRV9FWEFDVBABEigKJFNUUklOR19NQVRDSF9UWVBFX1JFR1VMQVJfRVhQUkVTU0lPThACKo0BChBQYXRoTW9kaWZpZXJUeXBlEiIKHlBBVEhfTU9ESUZJRVJfVFlQRV9VTlNQRUNJRklFRBAAEigKJFBBVEhfTU9ESUZJRVJfVFlQRV9SRVBMQUNFX0ZVTExfUEFUSBABEisKJ1BBVEhfTU9ESUZJRVJfVFlQRV9SRVBMQUNFX1BSRUZJWF9NQVRDSBACKmwKF1dlbGxLbm93bkNhQ2VydGlmaWNhdGVzEioKJldFTExfS05PV05fQ0FfQ0VSVElGSUNBVEVTX1VOU1BFQ0lGSUVEEAASJQohV0VMTF9LTk9XTl9DQV9DRVJUSUZJQ0FURVNfU1lTVEVNEAFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * ServiceConfigProjection is the reconciled routing config of one exported
@@ -58,6 +58,18 @@ export type ServiceConfigProjection = Message<"aether.registry.v1.ServiceConfigP
    * @generated from field: repeated aether.registry.v1.Route routes = 4;
    */
   routes: Route[];
+
+  /**
+   * How a caller originates TLS to the service (Gateway API BackendTLSPolicy,
+   * `gateway.networking.k8s.io/v1`), one entry per targeted port, sorted by
+   * port then section name. An entry with `port` 0 applies to every port that
+   * has no entry of its own; a port without any entry is called without TLS.
+   * Only accepted policies are carried: of two policies targeting the same
+   * port, the older (then the one first by namespace/name) is carried.
+   *
+   * @generated from field: repeated aether.registry.v1.BackendTls backend_tls = 6;
+   */
+  backendTls: BackendTls[];
 
   /**
    * The origin's signature over this projection, when its exporter signs
@@ -1003,6 +1015,162 @@ export const RouteRetrySchema: GenMessage<RouteRetry> = /*@__PURE__*/
   messageDesc(file_aether_registry_v1_projection, 22);
 
 /**
+ * BackendTls is the TLS a caller originates to one port (or every port) of the
+ * service, as one accepted BackendTLSPolicy asks. Everything a proxy needs is
+ * resolved in the origin cluster: the CA certificates are carried as PEM text,
+ * so a cluster that imports the projection needs neither the policy nor its
+ * ConfigMaps.
+ *
+ * @generated from message aether.registry.v1.BackendTls
+ */
+export type BackendTls = Message<"aether.registry.v1.BackendTls"> & {
+  /**
+   * The targeted service port's number; 0 means every port of the service that
+   * has no entry of its own (a targetRef without `sectionName`).
+   *
+   * @generated from field: uint32 port = 1;
+   */
+  port: number;
+
+  /**
+   * The targetRef's `sectionName` (a named service port); empty when the
+   * policy targets the whole service.
+   *
+   * @generated from field: string section_name = 2;
+   */
+  sectionName: string;
+
+  /**
+   * The server name to send in TLS SNI (RFC 6066), and the name the backend's
+   * certificate must match when `subject_alt_names` is empty. A DNS name,
+   * lower case, never a wildcard or an IP address.
+   *
+   * @generated from field: string hostname = 3;
+   */
+  hostname: string;
+
+  /**
+   * The trusted CA certificates, as one PEM bundle: the `ca.crt` value of each
+   * ConfigMap the policy references (`validation.caCertificateRefs`), in the
+   * order referenced, each ending in a newline. Empty when
+   * `well_known_ca_certificates` is set; exactly one of the two is set.
+   *
+   * @generated from field: string ca_certificates_pem = 4;
+   */
+  caCertificatesPem: string;
+
+  /**
+   * Trust the data plane's well-known (system) CA certificates instead of a
+   * bundle (`validation.wellKnownCACertificates`).
+   *
+   * @generated from field: aether.registry.v1.WellKnownCaCertificates well_known_ca_certificates = 5;
+   */
+  wellKnownCaCertificates: WellKnownCaCertificates;
+
+  /**
+   * The names the backend's certificate must present one of
+   * (`validation.subjectAltNames`), in the order the policy lists them. When
+   * set, `hostname` is used for SNI only, not to authenticate the backend.
+   *
+   * @generated from field: repeated aether.registry.v1.SubjectAltName subject_alt_names = 6;
+   */
+  subjectAltNames: SubjectAltName[];
+
+  /**
+   * The policy's implementation-specific options (`spec.options`), sorted by key.
+   *
+   * @generated from field: repeated aether.registry.v1.BackendTlsOption options = 7;
+   */
+  options: BackendTlsOption[];
+
+  /**
+   * The namespace of the BackendTLSPolicy (always the service's namespace).
+   *
+   * @generated from field: string policy_namespace = 8;
+   */
+  policyNamespace: string;
+
+  /**
+   * The name of the BackendTLSPolicy, for observability.
+   *
+   * @generated from field: string policy_name = 9;
+   */
+  policyName: string;
+};
+
+/**
+ * Describes the message aether.registry.v1.BackendTls.
+ * Use `create(BackendTlsSchema)` to create a new message.
+ */
+export const BackendTlsSchema: GenMessage<BackendTls> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 23);
+
+/**
+ * SubjectAltName is one Subject Alternative Name a backend certificate may present.
+ *
+ * @generated from message aether.registry.v1.SubjectAltName
+ */
+export type SubjectAltName = Message<"aether.registry.v1.SubjectAltName"> & {
+  /**
+   * Exactly one kind of name.
+   *
+   * @generated from oneof aether.registry.v1.SubjectAltName.name
+   */
+  name: {
+    /**
+     * A DNS name (type `Hostname`); may start with `*.`.
+     *
+     * @generated from field: string hostname = 1;
+     */
+    value: string;
+    case: "hostname";
+  } | {
+    /**
+     * A URI with a scheme (type `URI`), for example a SPIFFE ID.
+     *
+     * @generated from field: string uri = 2;
+     */
+    value: string;
+    case: "uri";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message aether.registry.v1.SubjectAltName.
+ * Use `create(SubjectAltNameSchema)` to create a new message.
+ */
+export const SubjectAltNameSchema: GenMessage<SubjectAltName> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 24);
+
+/**
+ * BackendTlsOption is one key/value pair of a BackendTLSPolicy's `spec.options`.
+ *
+ * @generated from message aether.registry.v1.BackendTlsOption
+ */
+export type BackendTlsOption = Message<"aether.registry.v1.BackendTlsOption"> & {
+  /**
+   * The key; implementation-specific keys carry a domain prefix.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * The value.
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message aether.registry.v1.BackendTlsOption.
+ * Use `create(BackendTlsOptionSchema)` to create a new message.
+ */
+export const BackendTlsOptionSchema: GenMessage<BackendTlsOption> = /*@__PURE__*/
+  messageDesc(file_aether_registry_v1_projection, 25);
+
+/**
  * SignatureAlgorithm names the algorithm of a ProjectionSignature.
  *
  * @generated from enum aether.registry.v1.SignatureAlgorithm
@@ -1214,4 +1382,31 @@ export enum PathModifierType {
  */
 export const PathModifierTypeSchema: GenEnum<PathModifierType> = /*@__PURE__*/
   enumDesc(file_aether_registry_v1_projection, 5);
+
+/**
+ * WellKnownCaCertificates names a set of CA certificates the data plane knows.
+ *
+ * @generated from enum aether.registry.v1.WellKnownCaCertificates
+ */
+export enum WellKnownCaCertificates {
+  /**
+   * Not set: the CA certificates are in `ca_certificates_pem`.
+   *
+   * @generated from enum value: WELL_KNOWN_CA_CERTIFICATES_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The data plane's system trust store (Gateway API `System`).
+   *
+   * @generated from enum value: WELL_KNOWN_CA_CERTIFICATES_SYSTEM = 1;
+   */
+  SYSTEM = 1,
+}
+
+/**
+ * Describes the enum aether.registry.v1.WellKnownCaCertificates.
+ */
+export const WellKnownCaCertificatesSchema: GenEnum<WellKnownCaCertificates> = /*@__PURE__*/
+  enumDesc(file_aether_registry_v1_projection, 6);
 
