@@ -28,9 +28,11 @@ const GATEWAY = "gateway.networking.k8s.io/v1";
 const RESOURCES: FakeResource[] = [
   "namespaces",
   "services",
+  "configmaps",
   "httproutes",
   "grpcroutes",
   "referencegrants",
+  "backendtlspolicies",
   "serviceexports",
 ];
 
@@ -122,6 +124,24 @@ const OBJECTS: KubeObject[] = [
       to: [{ group: "", kind: "Service" }],
     },
   },
+  {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { namespace: "shop", name: "cart-ca" },
+    data: { "ca.crt": "-----BEGIN CERTIFICATE-----\n" },
+  } as KubeObject,
+  {
+    apiVersion: GATEWAY,
+    kind: "BackendTLSPolicy",
+    metadata: { namespace: "shop", name: "cart-tls" },
+    spec: {
+      targetRefs: [{ group: "", kind: "Service", name: "cart" }],
+      validation: {
+        caCertificateRefs: [{ group: "", kind: "ConfigMap", name: "cart-ca" }],
+        hostname: "cart.shop",
+      },
+    },
+  },
 ];
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
@@ -196,7 +216,7 @@ describe("kubernetes source against the fake API server", () => {
       expect(object.metadata?.creationTimestamp).toMatch(RFC3339);
       expect(object.metadata?.resourceVersion).toMatch(/^\d+$/);
     }
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
     for (const resource of RESOURCES) {
       const requests = fake.requests().filter((r) => r.resource === resource);
       expect(requests.map((r) => r.watch)).toEqual([false, true]);
@@ -243,7 +263,7 @@ describe("kubernetes source against the fake API server", () => {
   it("re-lists after a watch gets 410 Expired, and the snapshot matches the server", async () => {
     const fake = await fakeWith(OBJECTS);
     const source = await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
     for (const resource of RESOURCES) expect(lists(fake, resource)).toBe(1);
     const seen = fake.requests().length;
 
@@ -275,20 +295,20 @@ describe("kubernetes source against the fake API server", () => {
       .slice(seen)
       .filter((r) => r.watch && Number(r.resourceVersion) < compacted);
     expect(new Set(expiredWatches.map((r) => r.resource))).toEqual(new Set(RESOURCES));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "watches open again");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "watches open again");
     expect(source.problems()).toEqual([]);
   });
 
   it("reconnects after dropped connections and resumes from its resourceVersion", async () => {
     const fake = await fakeWith(OBJECTS);
     const source = await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
     const seen = fake.requests().length;
 
     fake.dropConnections();
     fake.create(newService("while-dropped"));
     await waitFor(() => find(source, "Service", "while-dropped") !== undefined, 5_000, "catch-up");
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six watches again");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind again");
     fake.create(newService("after-reconnect"));
     await waitFor(() => find(source, "Service", "after-reconnect") !== undefined, 5_000, "live");
 
@@ -302,14 +322,14 @@ describe("kubernetes source against the fake API server", () => {
   it("moves its resourceVersion on with bookmarks, so a compaction needs no re-list", async () => {
     const fake = await fakeWith(OBJECTS, { bookmarkIntervalMs: 30 });
     await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
 
     fake.expireHistory();
     const compacted = fake.resourceVersion;
     await waitFor(
       () => {
         const marked = fake.bookmarks().filter((b) => b.resourceVersion === compacted);
-        return new Set(marked.map((b) => b.resource)).size === 6;
+        return new Set(marked.map((b) => b.resource)).size === RESOURCES.length;
       },
       5_000,
       "a bookmark at the new resourceVersion on every watch",
@@ -321,7 +341,7 @@ describe("kubernetes source against the fake API server", () => {
     await waitFor(() => fake.bookmarks().length >= sent + 6, 5_000, "more bookmarks");
     const seen = fake.requests().length;
     fake.endWatches();
-    await waitFor(() => fake.openWatches() === 6, 5_000, "six watches again");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind again");
 
     const after = fake.requests().slice(seen);
     expect(after.every((r) => r.watch && r.resourceVersion === String(compacted))).toBe(true);
@@ -372,7 +392,9 @@ describe("kubernetes source against the fake API server", () => {
     );
     await writeFile(
       join(directory, "shop", "services.yaml"),
-      documents(OBJECTS.filter((o) => o.kind === "Service" || o.kind === "ServiceExport")),
+      documents(
+        OBJECTS.filter((o) => ["Service", "ServiceExport", "ConfigMap"].includes(o.kind ?? "")),
+      ),
     );
     const routes = OBJECTS.filter((o) => o.apiVersion?.startsWith("gateway.networking.k8s.io"));
     await writeFile(join(directory, "routes.yaml"), documents(routes));
@@ -487,7 +509,7 @@ describe("kubernetes source against the fake API server", () => {
     const source = createKubernetesSource({ kubeConfig: config, initialRetryDelayMs: 20 });
     cleanups.push(() => source.stop());
     source.start();
-    await waitFor(() => source.problems().length === 6, 5_000, "a problem per kind");
+    await waitFor(() => source.problems().length === RESOURCES.length, 5_000, "a problem per kind");
     expect(source.problems()[0]?.message).toMatch(
       /^listing or watching failed: .*(ECONNRESET|socket hang up)/,
     );
