@@ -2,15 +2,20 @@
  * The human-readable answer of `aetherctl explain`: what the shared evaluator
  * decided for a request, which origin's config decided it, and every part of
  * the decision (route, rule, match, backend and its weight share, header
- * changes, rewrite, redirect Location, mirrors, timeouts, retry policy). Pure.
+ * changes, rewrite, redirect Location, mirrors, timeouts, retry policy, and
+ * the backend TLS settings that apply to the chosen backend). Pure.
  */
-import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import type {
+  BackendTls,
+  ServiceConfigProjection,
+} from "../../gen/aether/registry/v1/projection_pb.js";
 import type {
   Decision,
   DecisionRoute,
   HeaderChange,
 } from "../../services/common/evaluator-types.js";
 import { type AgentLookup, describeRouteSource, notRoutedSentence } from "./agent-routes.js";
+import { describeBackendTls } from "./backend-tls-describe.js";
 import type { ExplainTarget } from "./explain-request.js";
 import {
   backendAddress,
@@ -36,6 +41,12 @@ export interface Explanation {
   readonly random: string;
   /** With `--agent`: the agent and its entry for the service (which then is `projection`). */
   readonly agent?: AgentLookup;
+  /**
+   * The backend TLS settings (BackendTLSPolicy) that apply to the chosen
+   * backend, from its service's projection; undefined for plaintext, or when
+   * no backend was chosen or its service has no projection here.
+   */
+  readonly backendTls?: BackendTls;
 }
 
 /** The sentence printed when the destination has no projection at all. */
@@ -131,6 +142,10 @@ export function formatExplanation(explanation: Explanation): string {
     ],
     ["match", matchLine(decision)],
     ["backend", backendLine(decision, projection)],
+    [
+      "backend tls",
+      explanation.backendTls === undefined ? "" : describeBackendTls(explanation.backendTls),
+    ],
     ["headers", describeHeaderChanges(decision.requestHeaderChanges)],
     [
       "rewrite",

@@ -1,7 +1,8 @@
 /**
  * The human-readable form of one projection for `aetherctl get`: a short
  * header (service, origin, signer, version and age) and an indented tree of routes,
- * rules, matches, filters, backends, timeouts and retry policies. Pure.
+ * rules, matches, filters, backends, timeouts and retry policies, then the
+ * service's backend TLS settings (BackendTLSPolicy). Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
@@ -12,6 +13,7 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { retryOf, timeoutsOf } from "../../services/common/evaluator-filters.js";
 import type { DecisionRetry, DecisionTimeouts } from "../../services/common/evaluator-types.js";
+import { backendTlsLines } from "./backend-tls-describe.js";
 import {
   describeBackend,
   describeFilter,
@@ -133,13 +135,20 @@ export function formatProjectionTree(
   nowMs: number,
   signature: SignatureReport,
 ): string {
-  const header = formatFields([
+  const fields: [string, string][] = [
     ["service", projection.service],
     ["origin", projection.originCluster],
     ["signed", describeSignature(signature, projection.originCluster)],
     ["version", `${projection.version} (age ${formatAge(projection.version, nowMs)})`],
     ["routes", String(projection.routes.length)],
-  ]);
-  const body = projection.routes.map((route) => routeLines(route).join("\n")).join("\n\n");
+  ];
+  if (projection.backendTls.length > 0) {
+    fields.push(["backend tls", String(projection.backendTls.length)]);
+  }
+  const header = formatFields(fields);
+  const blocks = projection.routes.map((route) => routeLines(route).join("\n"));
+  const tls = backendTlsLines(projection);
+  if (tls.length > 0) blocks.push(tls.join("\n"));
+  const body = blocks.join("\n\n");
   return body === "" ? header : `${header}\n${body}\n`;
 }

@@ -3,9 +3,16 @@
  * effective winner, or `--origin`'s, or with `--agent` the entry of that
  * agent's route table), runs the shared request evaluator on it
  * as the caller's proxy would, and prints the decision, or with `-o json`
- * the evaluator's Decision.
+ * the evaluator's Decision. The backend TLS settings that apply to the chosen
+ * backend come from the backend service's own projection (fetched too when
+ * the backend is another service); `-o json` adds them as `backendTls`.
  */
-import type { ServiceConfigProjection } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { toJson } from "@bufbuild/protobuf";
+import {
+  BackendTlsSchema,
+  type ServiceConfigProjection,
+} from "../../../gen/aether/registry/v1/projection_pb.js";
+import { backendTlsFor } from "../../../services/common/backend-tls-select.js";
 import { evaluate } from "../../../services/common/evaluator.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
 import {
@@ -27,6 +34,7 @@ export async function runExplain(
   const { target } = command;
   let projection: ServiceConfigProjection | undefined;
   let agent: AgentLookup | undefined;
+  let agentEntries: Awaited<ReturnType<typeof fetchAgentRoutes>> | undefined;
   if (command.agent === undefined) {
     projection = await findProjection(
       context.client,
@@ -35,11 +43,11 @@ export async function runExplain(
       unaryCallOptions(context),
     );
   } else {
-    const entries = await fetchAgentRoutes(command.agent, {
+    agentEntries = await fetchAgentRoutes(command.agent, {
       timeoutMs: context.global.timeoutMs,
       signal: context.signal,
     });
-    agent = { url: command.agent, entry: findAgentRoute(entries, target.service) };
+    agent = { url: command.agent, entry: findAgentRoute(agentEntries, target.service) };
     projection = agent.entry?.projection;
   }
   const decision = evaluate({
@@ -53,11 +61,28 @@ export async function runExplain(
     },
     random: command.random.next,
   });
+  const backend = decision.backend;
+  let backendProjection = projection;
+  if (backend !== undefined && backend.service !== target.service && backend.service !== "") {
+    backendProjection =
+      command.agent === undefined
+        ? await findProjection(
+            context.client,
+            backend.service,
+            command.origin,
+            unaryCallOptions(context),
+          )
+        : findAgentRoute(agentEntries ?? [], backend.service)?.projection;
+  }
+  const backendTls =
+    backend === undefined ? undefined : backendTlsFor(backendProjection, backend.port);
   context.stdout(
     context.global.output === "json"
-      ? toJsonText(
-          agent === undefined ? decision : { ...decision, agentRoute: agentRouteJson(agent) },
-        )
+      ? toJsonText({
+          ...decision,
+          ...(agent === undefined ? {} : { agentRoute: agentRouteJson(agent) }),
+          ...(backendTls === undefined ? {} : { backendTls: toJson(BackendTlsSchema, backendTls) }),
+        })
       : formatExplanation({
           target,
           projection,
@@ -65,6 +90,7 @@ export async function runExplain(
           decision,
           random: command.random.description,
           ...(agent === undefined ? {} : { agent }),
+          ...(backendTls === undefined ? {} : { backendTls }),
         }),
   );
   return 0;
