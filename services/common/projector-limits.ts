@@ -4,11 +4,14 @@
  * limit keeps its routes, in their order (kind, namespace, name), while they
  * fit, and each route that does not fit is left out with a `too_large`
  * {@link RouteRejection}, the way an invalid route is; later routes that do
- * fit are still kept. The content then stays within `maxBytes` minus the
+ * fit are still kept. Its backend TLS entries are held to the byte limit the
+ * same way, before the routes (a policy left out is `too_large` too). The content then stays within `maxBytes` minus the
  * room the origin and version stamps need. Pure and deterministic.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
+  type BackendTls,
+  BackendTlsSchema,
   type Route,
   RouteKind,
   RouteSchema,
@@ -56,10 +59,11 @@ export function limitProjection(
     return { projection, rejections: [] };
   }
   const { service } = projection;
-  let bytes = toBinary(ServiceConfigProjectionSchema, { ...projection, routes: [] }).length;
+  const tls = limitBackendTls(projection, budget);
+  let bytes = tls.bytes;
   let rules = 0;
   const kept: Route[] = [];
-  const rejections: RouteRejection[] = [];
+  const rejections: RouteRejection[] = [...tls.rejections];
   for (const route of projection.routes) {
     const size = toBinary(RouteSchema, route).length;
     const field = 1 + varintSize(size) + size; // the tag of field 4, the length, the route
@@ -91,7 +95,44 @@ export function limitProjection(
   }
   if (rejections.length === 0) return { projection, rejections };
   return {
-    projection: create(ServiceConfigProjectionSchema, { ...projection, routes: kept }),
+    projection: create(ServiceConfigProjectionSchema, {
+      ...projection,
+      routes: kept,
+      backendTls: tls.kept,
+    }),
     rejections,
   };
+}
+
+/**
+ * The backend TLS entries that fit in `budget` with nothing but the
+ * projection's other non-route fields, in order (they come before the
+ * routes: without its entry a port is called in plaintext), the bytes then
+ * taken, and a `too_large` rejection of the policy of each entry left out.
+ */
+function limitBackendTls(
+  projection: ServiceConfigProjection,
+  budget: number,
+): { kept: BackendTls[]; bytes: number; rejections: RouteRejection[] } {
+  const base = { ...projection, routes: [], backendTls: [] };
+  let bytes = toBinary(ServiceConfigProjectionSchema, base).length;
+  const kept: BackendTls[] = [];
+  const rejections: RouteRejection[] = [];
+  for (const entry of projection.backendTls) {
+    const size = toBinary(BackendTlsSchema, entry).length;
+    const field = 1 + varintSize(size) + size; // the tag of field 6, the length, the entry
+    if (bytes + field <= budget) {
+      kept.push(entry);
+      bytes += field;
+      continue;
+    }
+    const target = entry.port === 0 ? "every port" : `port ${entry.port}`;
+    rejections.push({
+      route: { kind: "BackendTLSPolicy", namespace: entry.policyNamespace, name: entry.policyName },
+      reason: "too_large",
+      message: `the projection of ${projection.service} takes at most ${budget} bytes (unstamped); this policy's settings for ${target} (${field} bytes, CA certificates included) do not fit after the ${bytes} taken`,
+      services: [projection.service],
+    });
+  }
+  return { kept, bytes, rejections };
 }

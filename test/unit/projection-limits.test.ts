@@ -7,6 +7,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
+  BackendTlsSchema,
   PathMatchType,
   type Route,
   RouteKind,
@@ -158,6 +159,34 @@ describe("limitProjection", () => {
     expect(limited.projection.routes.length + limited.rejections.length).toBe(30);
     expect(limited.rejections[0]?.message).toMatch(/takes at most 262016 bytes/);
     // Whatever a route's size, what is kept stays within the limits.
+    expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
+  });
+
+  it("holds backend TLS entries (CA bundles) to the byte limit before the routes", () => {
+    const limits = projectionLimits({ maxBytes: 8 * 1024 });
+    const pem = (kb: number) =>
+      `-----BEGIN CERTIFICATE-----\n${"A".repeat(kb * 1024)}\n-----END CERTIFICATE-----\n`;
+    const tls = (port: number, name: string, kb: number) =>
+      create(BackendTlsSchema, {
+        port,
+        hostname: "web.shop",
+        caCertificatesPem: pem(kb),
+        policyNamespace: "shop",
+        policyName: name,
+      });
+    const p = create(ServiceConfigProjectionSchema, {
+      service: "shop/web",
+      routes: [route("a"), route("b", 1, 5_000)],
+      backendTls: [tls(0, "all", 3), tls(443, "huge", 9), tls(8443, "small", 1)],
+    });
+    const limited = limitProjection(p, limits);
+    expect(limited.projection.backendTls.map((e) => e.policyName)).toEqual(["all", "small"]);
+    expect(limited.projection.routes.map((r) => r.name)).toEqual(["a"]);
+    expect(limited.rejections.map((r) => [r.route.kind, r.route.name, r.reason])).toEqual([
+      ["BackendTLSPolicy", "huge", "too_large"],
+      ["HTTPRoute", "b", "too_large"],
+    ]);
+    expect(limited.rejections[0]?.message).toMatch(/settings for port 443 .* do not fit/);
     expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
   });
 });
