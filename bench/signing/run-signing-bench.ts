@@ -2,7 +2,11 @@
  * `npm run bench -- --signing`: what signed projections cost, measured
  * twice in one run with everything else equal: an unsigned leg, then a
  * signed one (signing-leg.ts), each on its own fresh etcd with its own hub
- * and spoke registrar processes and agent workers; and, in process, what
+ * and spoke registrar processes and agent workers. The cold export and the
+ * spoke's import are timed in {@link EXPORT_ROUNDS} rounds per leg, the
+ * earlier ones interleaved (export-round.ts), and reported as medians: one
+ * round's CPU moves with the machine's load by as much as signing adds.
+ * And, in process, what
  * one sign and one verify of a typical projection cost with Node's
  * `crypto` (micro.ts). The hub's Ed25519 key is made at run time in a
  * temporary directory, removed at the end.
@@ -13,6 +17,7 @@ import { join } from "node:path";
 import { buildMains, progress } from "../run-bench.js";
 import { createScenario } from "../scenario.js";
 import { makeBenchKeys } from "./bench-keys.js";
+import { type RoundFigures, startExportRound } from "./export-round.js";
 import { type MicroFigures, measureMicro } from "./micro.js";
 import { runSigningLeg, type SigningLeg } from "./signing-leg.js";
 
@@ -45,6 +50,11 @@ export interface SigningBenchResults {
 }
 
 const MICRO_ITERATIONS = 5_000;
+/**
+ * Export rounds per leg: the earlier ones interleaved (unsigned, signed,
+ * unsigned, …), the last one the leg's own, which the edits run on.
+ */
+const EXPORT_ROUNDS = 3;
 const load = (): number => Math.round((loadavg()[0] ?? 0) * 100) / 100;
 
 /** Runs both legs and the in-process figures; see the module comment. */
@@ -72,8 +82,23 @@ export async function runSigningBench(flags: SigningBenchFlags): Promise<Signing
       dir: join(dir, leg),
       profile,
     });
-    const unsigned = await runSigningLeg(setup("unsigned"), undefined, load());
-    const signed = await runSigningLeg(setup("signed"), keys, load());
+    const earlier: { unsigned: RoundFigures[]; signed: RoundFigures[] } = {
+      unsigned: [],
+      signed: [],
+    };
+    for (let i = 1; i < EXPORT_ROUNDS; i++) {
+      for (const leg of [undefined, keys]) {
+        const name = leg === undefined ? "unsigned" : "signed";
+        progress(`export round ${i} of ${EXPORT_ROUNDS}, ${name}`);
+        const exported = await startExportRound(setup(`round-${i}-${name}`), leg);
+        await exported.stop();
+        earlier[name].push(exported.figures);
+      }
+    }
+    progress(`export round ${EXPORT_ROUNDS} of ${EXPORT_ROUNDS}, unsigned, and its edits`);
+    const unsigned = await runSigningLeg(setup("unsigned"), undefined, load(), earlier.unsigned);
+    progress(`export round ${EXPORT_ROUNDS} of ${EXPORT_ROUNDS}, signed, and its edits`);
+    const signed = await runSigningLeg(setup("signed"), keys, load(), earlier.signed);
     if (unsigned.stored.signedValues !== 0 || signed.stored.signedValues !== signed.stored.values) {
       throw new Error(
         `signed values: ${unsigned.stored.signedValues} in the unsigned leg, ${signed.stored.signedValues} of ${signed.stored.values} in the signed one`,

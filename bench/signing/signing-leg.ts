@@ -1,51 +1,36 @@
 /**
  * One leg of the signing benchmark (see run-signing-bench.ts), unsigned or
- * signed, on its own fresh etcd, registrar processes and agent workers, so
- * the two legs differ by signatures only:
- *
- * 1. **Cold export**: the hub registrar (`--export-source dir:`, and
- *    `--signing-key-file` when signed) from spawn until etcd holds all N
- *    projections; its CPU time then. Then the stored bytes per value.
- * 2. **Spoke**: a spoke registrar (`--origin-keys --require-signatures`
- *    when signed) from spawn until one ListAllConfig through it returned
- *    all N; its CPU time then; and a second, warm ListAllConfig.
- * 3. **Edits**: M real agents in worker processes on the spoke (verifying
- *    end to end with `--origin-keys --require-signatures` when signed), C
- *    route edits through the hub's manifest directory (edit-phase.ts); the
- *    CPU the workers, the spoke and the hub used meanwhile.
+ * signed: an export round (export-round.ts) whose processes stay up, then
+ * M real agents in worker processes on its spoke (verifying end to end with
+ * `--origin-keys --require-signatures` when signed) and C route edits
+ * through the hub's manifest directory (edit-phase.ts), with the CPU the
+ * workers, the spoke and the hub used meanwhile. The cold export and spoke
+ * figures are the medians of this round and the leg's earlier ones.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { ConfigService, ConfigView } from "../../gen/aether/registry/v1/config_service_pb.js";
-import { splitStoredValue } from "../../services/common/projection-signature.js";
-import { createEtcdClient } from "../../services/registrar/store/etcd-store.js";
-import { originKeyPrefix } from "../../services/registrar/store/store-key.js";
-import { type EtcdHandle, startEtcd } from "../../test/support/etcd.js";
-import {
-  type RegistrarProcess,
-  startRegistrarProcess,
-} from "../../test/support/registrar-process.js";
-import { waitFor } from "../../test/support/wait.js";
+
+import type { RegistrarProcess } from "../../test/support/registrar-process.js";
 import { readCpuSeconds } from "../proc-stats.js";
-import { progress, REGISTRAR_JS } from "../run-bench.js";
-import { meshManifests, type Scenario } from "../scenario.js";
-import { type LatencySummary, summarize } from "../stats.js";
+import { progress } from "../run-bench.js";
+import type { Scenario } from "../scenario.js";
+import { type LatencySummary, quantile, summarize } from "../stats.js";
 import { createWorkerPool, type WorkerPool } from "../worker-pool.js";
 import { preciseNow } from "../worker-protocol.js";
 import type { BenchKeys } from "./bench-keys.js";
 import { createAppliedLog, runEdits } from "./edit-phase.js";
+import { type RoundFigures, type RoundSetup, startExportRound } from "./export-round.js";
 
 /** What one leg measured. */
 export interface SigningLeg {
   readonly signed: boolean;
-  /** The 1-minute load average when the leg started. */
+  /** The 1-minute load average when the leg's own round started. */
   readonly loadAverage: number;
-  readonly coldExport: { spawnToAllMs: number; hubCpuS: number };
+  /** The medians over `rounds`. */
+  readonly coldExport: RoundFigures["coldExport"];
+  readonly spoke: RoundFigures["spoke"];
+  /** Every export round of this leg, the earlier ones first, the leg's own last. */
+  readonly rounds: readonly RoundFigures[];
   /** The hub's stored values: their mean size, and how many carry a signature. */
   readonly stored: { values: number; meanBytes: number; signedValues: number };
-  readonly spoke: { spawnToServedMs: number; cpuS: number; warmListAllMs: number };
   readonly edits: {
     readonly editToAllApplied: LatencySummary;
     readonly agentsReadyMs: number;
@@ -59,183 +44,66 @@ export interface SigningLeg {
 }
 
 /** What every leg is given. */
-export interface LegSetup {
-  readonly services: number;
-  readonly agents: number;
+export interface LegSetup extends RoundSetup {
   readonly workers: number;
   readonly scenario: Scenario;
   /** The changes of the edit phase. */
   readonly changes: Scenario["changes"];
-  /** A fresh directory of the leg's own. */
-  readonly dir: string;
-  /** `--cpu-prof` node options for the process named; [] without it. */
-  readonly profile: (name: string) => string[];
 }
 
-const PREFIX = "/aether/v1";
 const KEEPALIVE_TIMEOUT_MS = 30 * 60_000;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const median = (values: number[]) => quantile(values, 0.5);
 
-/** Runs one leg: signed when `keys` is given. */
+/** The median of each figure over `rounds`. */
+export function medianFigures(rounds: readonly RoundFigures[]): RoundFigures {
+  return {
+    coldExport: {
+      spawnToAllMs: median(rounds.map((r) => r.coldExport.spawnToAllMs)),
+      hubCpuS: median(rounds.map((r) => r.coldExport.hubCpuS)),
+    },
+    spoke: {
+      spawnToServedMs: median(rounds.map((r) => r.spoke.spawnToServedMs)),
+      cpuS: median(rounds.map((r) => r.spoke.cpuS)),
+      warmListAllMs: median(rounds.map((r) => r.spoke.warmListAllMs)),
+    },
+  };
+}
+
+/** Runs one leg (signed when `keys` is given) after its `earlier` rounds. */
 export async function runSigningLeg(
   setup: LegSetup,
   keys: BenchKeys | undefined,
   loadAverage: number,
+  earlier: readonly RoundFigures[],
 ): Promise<SigningLeg> {
   const name = keys === undefined ? "unsigned" : "signed";
-  const etcd = await startEtcd();
-  const registrars: RegistrarProcess[] = [];
-  let pool: WorkerPool | undefined;
+  const exported = await startExportRound(setup, keys);
+  const pool = createWorkerPool(setup.workers, setup.profile(`workers-${name}`));
   try {
-    const manifests = join(setup.dir, "manifests");
-    await mkdir(manifests, { recursive: true });
-    for (const [file, text] of meshManifests(setup.services)) {
-      await writeFile(join(manifests, file), text);
-    }
-    const storeArgs = [
-      ...["--store", "etcd", "--etcd-endpoints", etcd.endpoint, "--control-cluster", "hub"],
-    ];
-    progress(`${name}: cold export of ${setup.services} services`);
-    const tSpawn = preciseNow();
-    const hub = await startRegistrarProcess(
-      [
-        ...["--cluster", "hub", ...storeArgs, "--export-source", `dir:${manifests}`],
-        ...(keys === undefined ? [] : ["--signing-key-file", keys.keyFile]),
-      ],
-      { nodeArgs: setup.profile(`hub-${name}`), timeoutMs: 60_000, script: REGISTRAR_JS },
-    );
-    registrars.push(hub);
-    const coldExport = await awaitExport(etcd, setup.services, hub.pid, tSpawn);
-    const stored = await readStored(etcd);
-    progress(
-      `${name}: exported in ${coldExport.spawnToAllMs} ms (hub CPU ${coldExport.hubCpuS} s), ${stored.meanBytes} bytes per value`,
-    );
-    const tSpoke = preciseNow();
-    const spoke = await startRegistrarProcess(
-      [
-        ...["--cluster", "spoke", ...storeArgs, "--keepalive", "10m"],
-        ...["--max-watch-streams", String(Math.max(2_000, setup.agents * 2))],
-        ...["--max-connections", String(Math.max(4_096, setup.agents * 2 + 64))],
-        ...(keys === undefined
-          ? []
-          : ["--origin-keys", keys.originKeysFile, "--require-signatures"]),
-      ],
-      { nodeArgs: setup.profile(`spoke-${name}`), timeoutMs: 60_000, script: REGISTRAR_JS },
-    );
-    registrars.push(spoke);
-    const spokeFigures = await measureSpoke(spoke, setup.services, tSpoke);
-    progress(
-      `${name}: spoke served all in ${spokeFigures.spawnToServedMs} ms (CPU ${spokeFigures.cpuS} s)`,
-    );
-
-    pool = createWorkerPool(setup.workers, setup.profile(`workers-${name}`));
-    const edits = await measureEdits(setup, pool, spoke, hub, keys, manifests);
+    const edits = await measureEdits(setup, pool, exported, keys);
     progress(
       `${name}: edits p50 ${edits.editToAllApplied.p50} ms p99 ${edits.editToAllApplied.p99} ms; agent CPU ${edits.agentCpuS} s`,
     );
+    const rounds = [...earlier, exported.figures];
+    const { stored } = exported;
     return {
       signed: keys !== undefined,
       loadAverage,
-      coldExport,
+      ...medianFigures(rounds),
+      rounds,
       stored: {
         values: stored.values,
         meanBytes: stored.meanBytes,
         signedValues: stored.signedValues,
       },
-      spoke: spokeFigures,
       edits,
       ...(keys === undefined ? { sampleValue: stored.sample } : {}),
     };
   } finally {
-    await pool?.close().catch(() => undefined);
-    for (const registrar of registrars) await registrar.stop().catch(() => undefined);
-    await etcd.stop();
+    await pool.close().catch(() => undefined);
+    await exported.stop();
   }
-}
-
-/** Waits until etcd holds the hub's `services` projections; the wall time from `tSpawn`, and the hub's CPU. */
-async function awaitExport(
-  etcd: EtcdHandle,
-  services: number,
-  hubPid: number,
-  tSpawn: number,
-): Promise<SigningLeg["coldExport"]> {
-  const client = createEtcdClient([etcd.endpoint]);
-  try {
-    const hubKeys = originKeyPrefix(PREFIX, "hub");
-    await waitFor(
-      async () => (await client.getAll().prefix(hubKeys).count()) >= services,
-      180_000,
-      "the cold export",
-      20,
-    );
-    const spawnToAllMs = Math.round(preciseNow() - tSpawn);
-    return { spawnToAllMs, hubCpuS: round(readCpuSeconds(hubPid) ?? Number.NaN, 2) };
-  } finally {
-    client.close();
-  }
-}
-
-/** The hub's stored values: how many, their mean size, how many are signed, and one of them. */
-async function readStored(etcd: EtcdHandle) {
-  const client = createEtcdClient([etcd.endpoint]);
-  try {
-    const values = Object.values(
-      await client.getAll().prefix(originKeyPrefix(PREFIX, "hub")).buffers(),
-    );
-    const bytes = values.reduce((sum, v) => sum + v.length, 0);
-    const signedValues = values.filter((v) => splitStoredValue(v).signature !== undefined).length;
-    return {
-      values: values.length,
-      meanBytes: round(bytes / Math.max(1, values.length)),
-      signedValues,
-      sample: new Uint8Array(values[0] ?? []),
-    };
-  } finally {
-    client.close();
-  }
-}
-
-/**
- * From the spoke's spawn (`tSpawn`) until one ListAllConfig through it
- * (page size 1000, as the agent lists) returned all `services`; its CPU
- * then; and the time of one more ListAllConfig, warm.
- */
-async function measureSpoke(
-  spoke: RegistrarProcess,
-  services: number,
-  tSpawn: number,
-): Promise<SigningLeg["spoke"]> {
-  const client = createClient(
-    ConfigService,
-    createConnectTransport({ baseUrl: spoke.url, httpVersion: "2" }),
-  );
-  const listAll = async (): Promise<number> => {
-    let pageToken = "";
-    let count = 0;
-    do {
-      const page = await client.listAllConfig({
-        view: ConfigView.EFFECTIVE,
-        pageSize: 1000,
-        pageToken,
-      });
-      count += page.projections.length;
-      pageToken = page.nextPageToken;
-    } while (pageToken !== "");
-    return count;
-  };
-  await waitFor(
-    async () => (await fetch(`${spoke.url}/readyz`)).ok && (await listAll()) >= services,
-    180_000,
-    "the spoke serving every projection",
-    20,
-  );
-  const spawnToServedMs = Math.round(preciseNow() - tSpawn);
-  const cpuS = round(readCpuSeconds(spoke.pid) ?? Number.NaN, 2);
-  const t0 = preciseNow();
-  const count = await listAll();
-  if (count < services) throw new Error(`the spoke listed ${count} of ${services}`);
-  return { spawnToServedMs, cpuS, warmListAllMs: Math.round(preciseNow() - t0) };
 }
 
 /** Sum of the CPU seconds of `pids` so far. */
@@ -246,11 +114,10 @@ const cpuOf = (pids: readonly number[]): number =>
 async function measureEdits(
   setup: LegSetup,
   pool: WorkerPool,
-  spoke: RegistrarProcess,
-  hub: RegistrarProcess,
+  exported: { hub: RegistrarProcess; spoke: RegistrarProcess; manifests: string },
   keys: BenchKeys | undefined,
-  manifests: string,
 ): Promise<SigningLeg["edits"]> {
+  const { hub, spoke, manifests } = exported;
   const log = createAppliedLog(pool);
   try {
     progress(`starting ${setup.agents} agents in ${setup.workers} workers`);

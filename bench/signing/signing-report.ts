@@ -78,7 +78,9 @@ export function renderSigningSection(r: SigningBenchResults): string {
     `Run of ${r.startedAt} on ${r.machine.cpus} CPUs (load average ${r.machine.loadAverage} at the start, ` +
       `${loads} at each leg's start, ${r.machine.loadAverageEnd} at the end), Node ${r.machine.node}: ` +
       `${f.services} services, ${f.agents} real agents (${f.deps} dependencies each, ${f.workers} worker processes), ` +
-      `${f.changes} edits, seed ${f.seed}, Ed25519. One run. Raw numbers: \`bench/results/signing.json\`.`,
+      `${f.changes} edits, seed ${f.seed}, Ed25519. One run. The export and spoke rows are medians of ` +
+      `${r.legs[0]?.rounds.length ?? 0} rounds per leg (interleaved unsigned, signed; the last one each leg's own, ` +
+      "which the edits run on). Raw numbers: `bench/results/signing.json`.",
     "",
     "| measurement | unsigned | signed | signed / unsigned |",
     "|---|---|---|---|",

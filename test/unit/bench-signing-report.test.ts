@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BENCH_USAGE, parseBenchFlags } from "../../bench/bench-flags.js";
 import type { SigningBenchResults } from "../../bench/signing/run-signing-bench.js";
+import { medianFigures } from "../../bench/signing/signing-leg.js";
 import {
   renderSigningReport,
   SIGNING_BEGIN,
@@ -15,6 +16,10 @@ const leg = (signed: boolean): SigningBenchResults["legs"][number] => ({
   coldExport: { spawnToAllMs: signed ? 10_000 : 8_000, hubCpuS: signed ? 4.5 : 3 },
   stored: { values: 10_000, meanBytes: signed ? 451 : 363, signedValues: signed ? 10_000 : 0 },
   spoke: { spawnToServedMs: signed ? 6_000 : 5_000, cpuS: signed ? 3 : 2, warmListAllMs: 700 },
+  rounds: [1, 2, 3].map((i) => ({
+    coldExport: { spawnToAllMs: i, hubCpuS: i },
+    spoke: { spawnToServedMs: i, cpuS: i, warmListAllMs: i },
+  })),
   edits: {
     editToAllApplied: signed ? latency(300, 520) : latency(250, 520),
     agentsReadyMs: 9_000,
@@ -85,6 +90,7 @@ describe("the signing benchmark's flags and report", () => {
     expect(report).not.toContain("\nold\n");
     const expected = [
       "(load average 1.5 at the start, unsigned 2, signed 2.5 at each leg's start, 3 at the end)",
+      "The export and spoke rows are medians of 3 rounds per leg",
       "| cold export: hub spawn → all 10000 in etcd (ms) | 8000 | 10000 | 1.25 |",
       "| **stored bytes per value** | 363 | 451 | 1.24 |",
       "| **agent CPU during the edits, all workers (s)** | 0.5 | 2 | 4.00 |",
@@ -97,6 +103,17 @@ describe("the signing benchmark's flags and report", () => {
     expect(renderSigningReport(results, "# Report\n\nmain results\n")).toMatch(
       /^# Report\n\nmain results\n\n## Signed projections\n\n<!-- bench:signing:begin/,
     );
+  });
+
+  it("takes each export and spoke figure's median over a leg's rounds", () => {
+    const round = (ms: number, cpu: number) => ({
+      coldExport: { spawnToAllMs: ms, hubCpuS: cpu },
+      spoke: { spawnToServedMs: ms * 2, cpuS: cpu * 2, warmListAllMs: 600 + ms },
+    });
+    expect(medianFigures([round(9_000, 7), round(7_000, 9), round(8_000, 5)])).toEqual({
+      coldExport: { spawnToAllMs: 8_000, hubCpuS: 7 },
+      spoke: { spawnToServedMs: 16_000, cpuS: 14, warmListAllMs: 8_600 },
+    });
   });
 
   it("headlines the in-process figures and each leg's costs", () => {
