@@ -8,6 +8,7 @@
  * figures are the medians of this round and the leg's earlier ones.
  */
 
+import { setTimeout as delay } from "node:timers/promises";
 import type { RegistrarProcess } from "../../test/support/registrar-process.js";
 import { readCpuSeconds } from "../proc-stats.js";
 import { progress } from "../run-bench.js";
@@ -36,6 +37,14 @@ export interface SigningLeg {
     readonly agentsReadyMs: number;
     /** CPU seconds used during the edits by the agent workers (all of them), the spoke and the hub. */
     readonly agentCpuS: number;
+    /** How long the edits took (s). */
+    readonly editSeconds: number;
+    /**
+     * The workers' CPU rate with every agent up and nothing changing, over
+     * {@link IDLE_MS} before the edits (ms of CPU per second): what the
+     * agents spend without any edit (timers, the keys file's re-stat).
+     */
+    readonly idleAgentCpuMsPerS: number;
     readonly spokeCpuS: number;
     readonly hubCpuS: number;
   };
@@ -52,6 +61,8 @@ export interface LegSetup extends RoundSetup {
 }
 
 const KEEPALIVE_TIMEOUT_MS = 30 * 60_000;
+/** The idle window before the edits, in which the agents' CPU rate without edits is taken. */
+export const IDLE_MS = 10_000;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const median = (values: number[]) => quantile(values, 0.5);
 
@@ -129,9 +140,18 @@ async function measureEdits(
         : { signatures: { originKeysFile: keys.originKeysFile, require: true } }),
     });
     const agentsReadyMs = Math.round(Math.max(...readyAt.values()) - tFleet);
-    progress(`${setup.changes.length} edits through the hub's manifests`);
+    progress(
+      `${IDLE_MS / 1000} s idle, then ${setup.changes.length} edits through the hub's manifests`,
+    );
+    const idleStart = { cpu: cpuOf(pool.pids), t: preciseNow() };
+    await delay(IDLE_MS);
+    const idleAgentCpuMsPerS = round(
+      ((cpuOf(pool.pids) - idleStart.cpu) * 1e6) / (preciseNow() - idleStart.t),
+    );
     const before = { agents: cpuOf(pool.pids), spoke: cpuOf([spoke.pid]), hub: cpuOf([hub.pid]) };
+    const tEdits = preciseNow();
     const latencies = await runEdits(manifests, setup.services, setup.changes, log);
+    const editSeconds = round((preciseNow() - tEdits) / 1000);
     const agentCpuS = round(cpuOf(pool.pids) - before.agents, 2);
     const spokeCpuS = round(cpuOf([spoke.pid]) - before.spoke, 2);
     const hubCpuS = round(cpuOf([hub.pid]) - before.hub, 2);
@@ -140,6 +160,8 @@ async function measureEdits(
       editToAllApplied: summarize(latencies),
       agentsReadyMs,
       agentCpuS,
+      editSeconds,
+      idleAgentCpuMsPerS,
       spokeCpuS,
       hubCpuS,
     };

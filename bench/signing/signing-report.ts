@@ -4,7 +4,6 @@
  */
 import { replaceSection } from "../report-section.js";
 import type { SigningBenchResults } from "./run-signing-bench.js";
-import type { SigningLeg } from "./signing-leg.js";
 
 /** The start marker of the regenerated signing section. */
 export const SIGNING_BEGIN =
@@ -23,8 +22,14 @@ const legOf = (r: SigningBenchResults, signed: boolean): Leg | undefined =>
 const perProjectionUs = (cpuS: number, services: number): number =>
   Math.round((cpuS * 1e6) / services);
 
+/** The agents' CPU during the edits less what they use idle over as long (s). */
+const beyondIdle = (l: Leg): number =>
+  Math.round(
+    (l.edits.agentCpuS - (l.edits.idleAgentCpuMsPerS * l.edits.editSeconds) / 1000) * 100,
+  ) / 100;
+
 /** The rows of the table: name, and what to read off a leg. */
-function rows(services: number): [string, (leg: SigningLeg | Leg) => number][] {
+function rows(services: number): [string, (leg: Leg) => number][] {
   return [
     [`cold export: hub spawn → all ${services} in etcd (ms)`, (l) => l.coldExport.spawnToAllMs],
     ["**hub CPU, spawn → all exported (s)**", (l) => l.coldExport.hubCpuS],
@@ -40,6 +45,8 @@ function rows(services: number): [string, (leg: SigningLeg | Leg) => number][] {
     ["edit → every interested agent applied, p90 (ms)", (l) => l.edits.editToAllApplied.p90],
     ["**edit → every interested agent applied, p99 (ms)**", (l) => l.edits.editToAllApplied.p99],
     ["**agent CPU during the edits, all workers (s)**", (l) => l.edits.agentCpuS],
+    ["agent CPU while idle before them, all workers (ms per s)", (l) => l.edits.idleAgentCpuMsPerS],
+    ["**agent CPU during the edits beyond the idle rate (s)**", (l) => beyondIdle(l)],
     ["spoke CPU during the edits (s)", (l) => l.edits.spokeCpuS],
     ["hub CPU during the edits (s)", (l) => l.edits.hubCpuS],
   ];
@@ -60,7 +67,8 @@ function summary(r: SigningBenchResults, unsigned: Leg, signed: Leg): string {
     `Edit → every agent applied: p50 ${ratio(signed.edits.editToAllApplied.p50, unsigned.edits.editToAllApplied.p50)}×, ` +
     `p99 ${ratio(signed.edits.editToAllApplied.p99, unsigned.edits.editToAllApplied.p99)}×; ` +
     `the agents used ${ratio(signed.edits.agentCpuS, unsigned.edits.agentCpuS)}× the CPU during the edits ` +
-    `(${unsigned.edits.agentCpuS} → ${signed.edits.agentCpuS} s).`
+    `(${unsigned.edits.agentCpuS} → ${signed.edits.agentCpuS} s; beyond their idle rate ` +
+    `${beyondIdle(unsigned)} → ${beyondIdle(signed)} s, ${ratio(beyondIdle(signed), beyondIdle(unsigned))}×).`
   );
 }
 
