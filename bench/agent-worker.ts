@@ -151,6 +151,12 @@ async function start(command: Extract<WorkerCommand, { type: "start" }>): Promis
       mode: command.mode,
       ...(command.pollIntervalMs === undefined ? {} : { pollIntervalMs: command.pollIntervalMs }),
       keepaliveTimeoutMs: command.keepaliveTimeoutMs,
+      ...(command.signatures === undefined
+        ? {}
+        : {
+            originKeysFile: command.signatures.originKeysFile,
+            requireSignatures: command.signatures.require,
+          }),
     });
     entry.agent.onUpdate((table) => noteTable(entry, table));
     hosted.push(entry);

@@ -51,7 +51,23 @@ time and N at once; writes bench/results/tls.json and the TLS section of the rep
 registrar and workers into DIR/profiles/registrar-h2c, registrar-mTLS, ...)
   --tls                        run the TLS benchmark
   --handshake-seconds S        length of each connection-rate measurement (default 10)
-  --handshake-concurrency N    connections opened at once in the concurrent one (default 16)`;
+  --handshake-concurrency N    connections opened at once in the concurrent one (default 16)
+
+Signing mode (npm run bench -- --signing): instead of the above, what signed
+projections cost, measured twice in one run with everything else equal
+(unsigned, then signed with an Ed25519 key made at run time in a temporary
+directory), each leg on a fresh etcd: the hub registrar's cold export of
+--services services (default 10000; wall time and CPU per projection), a spoke
+registrar importing and serving them all (ListAllConfig; --origin-keys
+--require-signatures when signed), --agents real agents (default 1000, --deps
+each, --workers workers; verifying end to end when signed) and --changes route
+edits (default 200) through the hub's manifests until every interested agent
+applied each, with the agents' CPU meanwhile; the bytes a signature adds to a
+stored value; one sign and one verify in process. Writes
+bench/results/signing.json and the signing section of the report. (--seed,
+--results, --report apply; --poll-changes does not; --cpu-prof profiles each
+leg's registrars and workers into DIR/profiles/hub-signed, spoke-unsigned, ...)
+  --signing                    run the signing benchmark`;
 
 /** The parsed flags. */
 export interface BenchFlags {
@@ -77,6 +93,8 @@ export interface BenchFlags {
   readonly tls: boolean;
   readonly handshakeSeconds: number;
   readonly handshakeConcurrency: number;
+  /** `--signing`: run the signing cost benchmark (bench/signing/) instead. */
+  readonly signing: boolean;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, min = 1): number {
@@ -115,6 +133,7 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
         tls: { type: "boolean" },
         "handshake-seconds": { type: "string" },
         "handshake-concurrency": { type: "string" },
+        signing: { type: "boolean" },
       },
       strict: true,
       allowPositionals: false,
@@ -125,7 +144,9 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
   const str = (name: string): string | undefined => values[name] as string | undefined;
   const hostile = values.hostile === true;
   const tls = values.tls === true;
-  if (hostile && tls) throw new UsageError("--hostile and --tls are separate runs; give one");
+  const signing = values.signing === true;
+  const modes = [hostile && "--hostile", tls && "--tls", signing && "--signing"].filter(Boolean);
+  if (modes.length > 1) throw new UsageError(`${modes.join(" and ")} are separate runs; give one`);
   const services = positive("services", str("services"), tls ? 1_000 : 10_000);
   const deps = positive("deps", str("deps"), 20);
   if (deps > services) throw new UsageError(`--deps ${deps} is more than --services ${services}`);
@@ -151,5 +172,6 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     tls,
     handshakeSeconds: positive("handshake-seconds", str("handshake-seconds"), 10),
     handshakeConcurrency: positive("handshake-concurrency", str("handshake-concurrency"), 16),
+    signing,
   };
 }

@@ -13,6 +13,8 @@ import { hostileHeadline, renderHostileReport } from "./hostile/hostile-report.j
 import { runHostileBench } from "./hostile/run-hostile.js";
 import { headline, renderReport } from "./report.js";
 import { runBench } from "./run-bench.js";
+import { runSigningBench } from "./signing/run-signing-bench.js";
+import { renderSigningReport, signingHeadline } from "./signing/signing-report.js";
 import { runTlsBench } from "./tls/run-tls-bench.js";
 import { renderTlsReport, tlsHeadline } from "./tls/tls-report.js";
 
@@ -42,6 +44,22 @@ async function regenerateReport(render: (previous: string | undefined) => string
 }
 const resultsDir = resolve(ROOT, flags.resultsDir);
 await mkdir(resultsDir, { recursive: true });
+/**
+ * Writes a mode's raw results as `file` in the results directory, its
+ * section of the report (`render`), prints its headline, and exits.
+ */
+async function finish<R>(
+  file: string,
+  results: R,
+  render: (results: R, previous: string | undefined) => string,
+  headlineOf: (results: R) => object,
+): Promise<never> {
+  await writeFile(join(resultsDir, file), `${JSON.stringify(results, null, 2)}\n`);
+  await regenerateReport((previous) => render(results, previous));
+  process.stdout.write(`${JSON.stringify(headlineOf(results))}\n`);
+  process.exit(0);
+}
+const profileDir = flags.cpuProf ? { cpuProfDir: join(resultsDir, "profiles") } : {};
 if (flags.hostile) {
   const hostile = await runHostileBench({
     services: flags.services,
@@ -53,29 +71,22 @@ if (flags.hostile) {
     concurrentLists: flags.concurrentLists,
     heapMb: flags.heapMb,
   });
-  await writeFile(join(resultsDir, "hostile.json"), `${JSON.stringify(hostile, null, 2)}\n`);
-  await regenerateReport((previous) => renderHostileReport(hostile, previous));
-  process.stdout.write(`${JSON.stringify(hostileHeadline(hostile))}\n`);
-  process.exit(0);
+  await finish("hostile.json", hostile, renderHostileReport, hostileHeadline);
 }
+const { services, agents, deps, workers, seed } = flags;
 if (flags.tls) {
+  const { handshakeSeconds, handshakeConcurrency } = flags;
   const tls = await runTlsBench({
-    services: flags.services,
-    agents: flags.agents,
-    deps: flags.deps,
-    workers: flags.workers,
-    seed: flags.seed,
-    handshakeSeconds: flags.handshakeSeconds,
-    handshakeConcurrency: flags.handshakeConcurrency,
-    ...(flags.cpuProf ? { cpuProfDir: join(resultsDir, "profiles") } : {}),
+    ...{ services, agents, deps, workers, seed, handshakeSeconds, handshakeConcurrency },
+    ...profileDir,
   });
-  await writeFile(join(resultsDir, "tls.json"), `${JSON.stringify(tls, null, 2)}\n`);
-  await regenerateReport((previous) => renderTlsReport(tls, previous));
-  process.stdout.write(`${JSON.stringify(tlsHeadline(tls))}\n`);
-  process.exit(0);
+  await finish("tls.json", tls, renderTlsReport, tlsHeadline);
 }
-const results = await runBench(flags);
-await writeFile(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-await regenerateReport((previous) => renderReport(results, previous));
-process.stdout.write(`${JSON.stringify(headline(results))}\n`);
-process.exit(0);
+if (flags.signing) {
+  const signing = await runSigningBench({
+    ...{ services, agents, deps, workers, seed, changes: flags.changes },
+    ...profileDir,
+  });
+  await finish("signing.json", signing, renderSigningReport, signingHeadline);
+}
+await finish("latest.json", await runBench(flags), renderReport, headline);

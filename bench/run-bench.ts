@@ -41,6 +41,7 @@ import { freePort, startEtcd } from "../test/support/etcd.js";
 import { createMemoryObjectSource } from "../test/support/memory-source.js";
 import { type RegistrarProcess, startRegistrarProcess } from "../test/support/registrar-process.js";
 import { waitFor } from "../test/support/wait.js";
+import { awaitChange } from "./await-change.js";
 import type { BenchFlags } from "./bench-flags.js";
 import { readMemory, sampleProcess } from "./proc-stats.js";
 import {
@@ -189,25 +190,19 @@ function createApplyLog(pool: WorkerPool) {
       const target = parseVersion(version);
       if (target === undefined) throw new Error(`${service}@${version}: not a version`);
       const done = () => agents.every((id) => appliedAt(service, id, target) !== undefined);
-      if (!done()) {
-        await new Promise<void>((ok, fail) => {
-          const timer = setTimeout(() => {
-            changed = undefined;
-            const got = agents.filter((id) => appliedAt(service, id, target) !== undefined);
-            fail(
-              new Error(
-                `${service}@${version}: ${got.length}/${agents.length} interested agents applied it (or a newer version) in ${timeoutMs} ms`,
-              ),
-            );
-          }, timeoutMs);
-          changed = () => {
-            if (!done()) return;
-            clearTimeout(timer);
-            changed = undefined;
-            ok();
-          };
-        });
-      }
+      await awaitChange(
+        done,
+        (check) => {
+          changed = check;
+        },
+        timeoutMs,
+        () => {
+          const got = agents.filter((id) => appliedAt(service, id, target) !== undefined);
+          return new Error(
+            `${service}@${version}: ${got.length}/${agents.length} interested agents applied it (or a newer version) in ${timeoutMs} ms`,
+          );
+        },
+      );
       return agents.map((id) => appliedAt(service, id, target) as number);
     },
   };

@@ -7,7 +7,12 @@ import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { resolve } from "node:path";
 import type { ClientTlsConfig } from "../services/process/client-tls-flags.js";
-import type { WorkerAgentSpec, WorkerCommand, WorkerReport } from "./worker-protocol.js";
+import type {
+  AgentSignatureOptions,
+  WorkerAgentSpec,
+  WorkerCommand,
+  WorkerReport,
+} from "./worker-protocol.js";
 
 const WORKER = resolve(import.meta.dirname, "agent-worker.ts");
 
@@ -32,6 +37,8 @@ export interface WorkerPool {
       timeoutMs?: number;
       /** See WorkerCommand `start`: the agents' own connections (TLS with `tls`). */
       ownConnection?: { tls?: ClientTlsConfig };
+      /** See WorkerCommand `start`: the agents verify signatures with these. */
+      signatures?: AgentSignatureOptions;
     },
   ): Promise<Map<number, number>>;
   /** Bytes every agent has read from the network so far, by agent id. */
@@ -132,6 +139,7 @@ export function createWorkerPool(count: number, nodeArgs: readonly string[] = []
             ...(options.ownConnection === undefined
               ? {}
               : { ownConnection: options.ownConnection }),
+            ...(options.signatures === undefined ? {} : { signatures: options.signatures }),
           });
         });
       });

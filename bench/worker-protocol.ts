@@ -16,6 +16,12 @@ export interface WorkerAgentSpec {
   readonly deps: readonly string[];
 }
 
+/** An agent's `--origin-keys` file and whether it has `--require-signatures`. */
+export interface AgentSignatureOptions {
+  readonly originKeysFile: string;
+  readonly require: boolean;
+}
+
 /** Coordinator → worker. */
 export type WorkerCommand =
   | {
@@ -36,6 +42,11 @@ export type WorkerCommand =
        * no SYNCED reports for these agents.
        */
       readonly ownConnection?: { readonly tls?: ClientTlsConfig };
+      /**
+       * The agents verify signatures end to end (`--origin-keys FILE
+       * --require-signatures`); undefined: they check none.
+       */
+      readonly signatures?: AgentSignatureOptions;
     }
   | { readonly type: "bytes"; readonly request: number }
   | { readonly type: "mark-resync" }

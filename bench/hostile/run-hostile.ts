@@ -40,8 +40,8 @@ export interface HostileFlags {
   readonly heapMb: number;
 }
 
-/** The memory limit of the registrar's pod (deploy/base/registrar-deployment.yaml). */
-export const POD_LIMIT_MB = 512;
+/** The memory limit of the registrar's pod, in MiB (deploy/base/registrar-deployment.yaml; a test keeps them equal). */
+export const POD_LIMIT_MB = 640;
 /** Idle connections per attacker process (each process has its own descriptor limit). */
 const IDLE_PER_PROCESS = 5_000;
 

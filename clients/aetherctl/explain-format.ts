@@ -2,10 +2,12 @@
  * The human-readable answer of `aetherctl explain`: what the shared evaluator
  * decided for a request, which origin's config decided it, and every part of
  * the decision (route, rule, match, backend and its weight share, header
- * changes, rewrite, redirect Location, mirrors, timeouts, retry policy), and
- * the service's HTTP filters that run for the request, in order. Pure.
+ * changes, rewrite, redirect Location, mirrors, timeouts, retry policy, and
+ * the backend TLS settings that apply to the chosen backend), and the
+ * service's HTTP filters that run for the request, in order. Pure.
  */
 import type {
+  BackendTls,
   HttpFilter,
   ServiceConfigProjection,
 } from "../../gen/aether/registry/v1/projection_pb.js";
@@ -15,6 +17,7 @@ import type {
   HeaderChange,
 } from "../../services/common/evaluator-types.js";
 import { type AgentLookup, describeRouteSource, notRoutedSentence } from "./agent-routes.js";
+import { describeBackendTls } from "./backend-tls-describe.js";
 import type { ExplainTarget } from "./explain-request.js";
 import { describeExtension, httpFilterHeading } from "./http-filter-describe.js";
 import {
@@ -43,6 +46,12 @@ export interface Explanation {
   readonly agent?: AgentLookup;
   /** The service's HTTP filters that run for the request's port, in run order (default none). */
   readonly httpFilters?: readonly HttpFilter[];
+  /**
+   * The backend TLS settings (BackendTLSPolicy) that apply to the chosen
+   * backend, from its service's projection; undefined for plaintext, or when
+   * no backend was chosen or its service has no projection here.
+   */
+  readonly backendTls?: BackendTls;
 }
 
 /** Describes the filters that run, in order: `1. shop/f (AuthZ, priority 0): ext_authz …; 2. …`. */
@@ -146,6 +155,10 @@ export function formatExplanation(explanation: Explanation): string {
     ],
     ["match", matchLine(decision)],
     ["backend", backendLine(decision, projection)],
+    [
+      "backend tls",
+      explanation.backendTls === undefined ? "" : describeBackendTls(explanation.backendTls),
+    ],
     ["headers", describeHeaderChanges(decision.requestHeaderChanges)],
     [
       "rewrite",

@@ -2,7 +2,8 @@
  * The human-readable form of one projection for `aetherctl get`: a short
  * header (service, origin, signer, version and age) and an indented tree of routes,
  * rules, matches, filters, backends, timeouts and retry policies, then the
- * service's HTTP filters in run order. Pure.
+ * service's HTTP filters in run order, then its backend TLS settings
+ * (BackendTLSPolicy). Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
@@ -14,6 +15,7 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { retryOf, timeoutsOf } from "../../services/common/evaluator-filters.js";
 import type { DecisionRetry, DecisionTimeouts } from "../../services/common/evaluator-types.js";
+import { backendTlsLines } from "./backend-tls-describe.js";
 import { describeExtension, httpFilterHeading } from "./http-filter-describe.js";
 import {
   describeBackend,
@@ -127,7 +129,7 @@ function filterLines(filters: readonly HttpFilter[]): string[] {
 
 /**
  * Formats a projection as a header and a tree of its routes (then its HTTP
- * filters, when it has any), for example:
+ * filters and its backend TLS settings, when it has any), for example:
  *
  * ```text
  * service:  shop/checkout
@@ -152,18 +154,25 @@ export function formatProjectionTree(
   nowMs: number,
   signature: SignatureReport,
 ): string {
-  const header = formatFields([
+  const fields: [string, string][] = [
     ["service", projection.service],
     ["origin", projection.originCluster],
     ["signed", describeSignature(signature, projection.originCluster)],
     ["version", `${projection.version} (age ${formatAge(projection.version, nowMs)})`],
     ["routes", String(projection.routes.length)],
-    ...(projection.httpFilters.length === 0
-      ? []
-      : [["filters", String(projection.httpFilters.length)] as const]),
-  ]);
-  const sections = projection.routes.map(routeLines);
-  if (projection.httpFilters.length > 0) sections.push(filterLines(projection.httpFilters));
-  const body = sections.map((lines) => lines.join("\n")).join("\n\n");
+  ];
+  if (projection.httpFilters.length > 0) {
+    fields.push(["filters", String(projection.httpFilters.length)]);
+  }
+  if (projection.backendTls.length > 0) {
+    fields.push(["backend tls", String(projection.backendTls.length)]);
+  }
+  const header = formatFields(fields);
+  const blocks = projection.routes.map((route) => routeLines(route).join("\n"));
+  if (projection.httpFilters.length > 0)
+    blocks.push(filterLines(projection.httpFilters).join("\n"));
+  const tls = backendTlsLines(projection);
+  if (tls.length > 0) blocks.push(tls.join("\n"));
+  const body = blocks.join("\n\n");
   return body === "" ? header : `${header}\n${body}\n`;
 }

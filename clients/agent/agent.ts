@@ -548,7 +548,9 @@ export function createAgent(options: AgentOptions): Agent {
   };
 
   const onFollowerUpdate = (update: FollowerUpdate) => {
-    imported = policy.resolve(update.state.candidates.values()).winners;
+    // Admitted on arrival by the follower's candidate set: ranked, not judged again
+    // (a key removed from --origin-keys revokes nothing held).
+    imported = policy.winners(update.state.candidates.values());
     observePropagationLag(update, metrics, now);
     saveCache();
     publisher.publish();

@@ -102,7 +102,11 @@ export interface EvaluateInput {
   /**
    * The projections whose routes may apply. In the mesh, the destination
    * service's projection(s); at a Gateway, a projection holding the routes
-   * attached to the chosen listener (with their effective hostnames).
+   * attached to the chosen listener, each with the hostnames of its own that
+   * the listener keeps (those intersecting the listener's, as written: their
+   * intersections with it would rank an `*.example.com` route like an exact
+   * one on a `foo.example.com` listener). The caller has already matched the
+   * request's host against the listener.
    */
   readonly projections: readonly ServiceConfigProjection[];
   /** The request. */

@@ -172,6 +172,15 @@ export interface ImportPolicy {
    */
   resolve<T extends PolicyCandidate>(candidates: Iterable<T>): ImportResolution<T>;
   /**
+   * The winner per service among candidates that already passed
+   * {@link ImportPolicy.check} when they arrived, without checking them
+   * again: what an importer accepted stays accepted until its origin
+   * replaces it. Everything `check` looks at is fixed for a value except the
+   * origin keys, so this is exactly "a key removed from `--origin-keys`
+   * revokes nothing already held" (a restart re-checks what it restores).
+   */
+  winners<T extends PolicyCandidate>(admitted: Iterable<T>): Map<string, T>;
+  /**
    * Orders two acceptable candidates of one service: negative when `a` beats
    * `b`. Both must have passed {@link ImportPolicy.check}.
    */
@@ -266,15 +275,10 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
     return [...candidates].sort(compare);
   }
 
-  function resolve<T extends PolicyCandidate>(candidates: Iterable<T>): ImportResolution<T> {
-    const rejections: ImportRejection<T>[] = [];
+  /** Ranks each service's `accepted` candidates: the winners and the conflicts. */
+  function rankServices<T extends PolicyCandidate>(accepted: Iterable<T>) {
     const byService = new Map<string, T[]>();
-    for (const candidate of candidates) {
-      const rejection = check(candidate);
-      if (rejection !== undefined) {
-        rejections.push(rejection);
-        continue;
-      }
+    for (const candidate of accepted) {
       const list = byService.get(candidate.service);
       if (list === undefined) byService.set(candidate.service, [candidate]);
       else list.push(candidate);
@@ -286,8 +290,22 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
       winners.set(service, winner);
       if (losers.length > 0) conflicts.push({ service, winner, losers });
     }
-    return { winners, rejections, conflicts };
+    return { winners, conflicts };
   }
 
-  return { controlCluster, limits, check, resolve, compare, rank };
+  function resolve<T extends PolicyCandidate>(candidates: Iterable<T>): ImportResolution<T> {
+    const rejections: ImportRejection<T>[] = [];
+    const accepted: T[] = [];
+    for (const candidate of candidates) {
+      const rejection = check(candidate);
+      if (rejection === undefined) accepted.push(candidate);
+      else rejections.push(rejection);
+    }
+    return { ...rankServices(accepted), rejections };
+  }
+
+  const winners = <T extends PolicyCandidate>(admitted: Iterable<T>) =>
+    rankServices(admitted).winners;
+
+  return { controlCluster, limits, check, resolve, winners, compare, rank };
 }

@@ -5,6 +5,7 @@
  * message names that path when the value has the wrong type or breaks a
  * constraint. Pure, no I/O.
  */
+import { parseVersion } from "./projection-version.js";
 
 /** A JSON object as read from a manifest: string keys, unknown values. */
 export type JsonObject = Readonly<Record<string, unknown>>;
@@ -311,4 +312,18 @@ export function optionalEnum<T extends string>(
     );
   }
   return value as T;
+}
+
+/**
+ * Reads `metadata.creationTimestamp` as nanoseconds since the Unix epoch;
+ * undefined when it is absent. Throws `invalid_value` when it is not RFC 3339.
+ */
+export function readCreationNanos(metadata: JsonObject): bigint | undefined {
+  const text = optionalString(metadata, "creationTimestamp", "metadata");
+  if (text === undefined) return undefined;
+  const nanos = parseVersion(text);
+  if (nanos === undefined) {
+    fail("invalid_value", `metadata.creationTimestamp ${quote(text)} is not an RFC 3339 timestamp`);
+  }
+  return nanos;
 }

@@ -10,8 +10,13 @@
  * over just the objects their projections depend on. The result is what
  * `projectServices` gives for the whole snapshot (a test checks this over
  * random edit sequences). Anything it does not track precisely (a
- * ReferenceGrant, a route without a usable identity, a large change) falls
- * back to a full projection.
+ * ReferenceGrant, a route, HTTPFilter or BackendTLSPolicy without a usable
+ * identity, a large change) falls back to a full projection. An HTTPFilter is
+ * tracked like a route (its targetRefs as parents, its extension backends as
+ * backends). A BackendTLSPolicy affects
+ * the Services it targets, a ConfigMap the targets of the policies naming it;
+ * the Services that share policies are re-projected together, since which
+ * policy wins one of them decides whether a policy is rejected.
  *
  * Pure and deterministic: no I/O, no clock. Objects passed in must not be
  * modified afterwards: a changed object must be a new object.
@@ -95,6 +100,8 @@ const REFERENCE_GRANT = `${GATEWAY_API_GROUP}/ReferenceGrant`;
 const HTTP_FILTER = `${HTTP_FILTER_TYPE.group}/${HTTP_FILTER_TYPE.kind}`;
 const SERVICE = "/Service";
 const SERVICE_EXPORT = `${MCS_API_GROUP}/ServiceExport`;
+const BACKEND_TLS_POLICY = `${GATEWAY_API_GROUP}/BackendTLSPolicy`;
+const CONFIG_MAP = "/ConfigMap";
 
 /** What the projector keeps about one route or HTTPFilter object (kept small: there is one per route). */
 interface RouteInfo {
@@ -102,6 +109,14 @@ interface RouteInfo {
   readonly parents: readonly string[];
   /** Every Service its backendRefs name, mirrors included. */
   readonly backends: readonly string[];
+}
+
+/** What the projector keeps about one BackendTLSPolicy object. */
+interface PolicyInfo {
+  /** The Services (`namespace/name`) its targetRefs name, existing or not. */
+  readonly targets: readonly string[];
+  /** The ConfigMaps (`namespace/name`) its caCertificateRefs name. */
+  readonly configMaps: readonly string[];
 }
 
 /** An object's type and identity, as the projector's object index keys it. */
@@ -134,6 +149,11 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
   let routesByParent = new Map<string, KubeObject[]>();
   /** The route objects naming each Service as a backend. */
   let routesByBackend = new Map<string, KubeObject[]>();
+  let policies = new Map<KubeObject, PolicyInfo>();
+  /** The BackendTLSPolicy objects targeting each Service. */
+  let policiesByTarget = new Map<string, KubeObject[]>();
+  /** The BackendTLSPolicy objects naming each ConfigMap. */
+  let policiesByConfigMap = new Map<string, KubeObject[]>();
   let grants: KubeObject[] = [];
   let inScope = new Set<string>();
   /** The problems of each route (by RouteRef), rejections and warnings. */
@@ -144,6 +164,13 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     if (type === REFERENCE_GRANT) grants.push(object);
     if (identity === undefined || key === undefined || !isTracked(type)) return;
     push(byIdentity, identity, object);
+    if (type === BACKEND_TLS_POLICY) {
+      const info = describePolicy(object);
+      policies.set(object, info);
+      for (const target of info.targets) add(policiesByTarget, target, object);
+      for (const configMap of info.configMaps) add(policiesByConfigMap, configMap, object);
+      return;
+    }
     if (!isRouteLike(type)) return;
     const info = describeRoute(object);
     routes.set(object, info);
@@ -160,6 +187,12 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
       if (at >= 0) list.splice(at, 1);
       if (list.length === 0) byIdentity.delete(identity);
     }
+    const policy = policies.get(object);
+    if (policy !== undefined) {
+      policies.delete(object);
+      for (const target of policy.targets) remove(policiesByTarget, target, object);
+      for (const configMap of policy.configMaps) remove(policiesByConfigMap, configMap, object);
+    }
     const info = routes.get(object);
     if (info === undefined) return;
     routes.delete(object);
@@ -173,6 +206,9 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     routes = new Map();
     routesByParent = new Map();
     routesByBackend = new Map();
+    policies = new Map();
+    policiesByTarget = new Map();
+    policiesByConfigMap = new Map();
     grants = [];
     for (const object of unindexed) index(object);
     unindexed = undefined;
@@ -198,9 +234,19 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     const touchedIdentities = new Set<string>();
     const touchedProblems = new Set<string>();
     const changedServices: string[] = [];
+    const changedConfigMaps: string[] = [];
+    const touchedPolicies = new Set<string>();
     for (const object of [...removed, ...added]) {
       const { type, identity, key } = classify(object);
       if (type === REFERENCE_GRANT) return undefined;
+      if (type === BACKEND_TLS_POLICY) {
+        if (identity === undefined) return undefined; // its rejection is not tracked
+        touchedPolicies.add(identity);
+        touchedProblems.add(problemKeyOfPolicy(object));
+        for (const target of (policies.get(object) ?? describePolicy(object)).targets) {
+          affected.add(target);
+        }
+      } else if (type === CONFIG_MAP && key !== undefined) changedConfigMaps.push(key);
       if (isRouteLike(type)) {
         if (identity === undefined) return undefined; // its rejection is not tracked
         touchedIdentities.add(identity);
@@ -222,12 +268,25 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
         for (const parent of (routes.get(route) as RouteInfo).parents) affected.add(parent);
       }
     }
-    // A route identity shared by several objects is ambiguous: all of them matter.
+    for (const configMap of changedConfigMaps) {
+      for (const policy of policiesByConfigMap.get(configMap) ?? []) {
+        for (const target of (policies.get(policy) as PolicyInfo).targets) affected.add(target);
+      }
+    }
+    for (const identity of touchedPolicies) {
+      for (const object of byIdentity.get(identity) ?? []) {
+        for (const target of (policies.get(object) as PolicyInfo).targets) affected.add(target);
+      }
+    }
+    // A route (or HTTPFilter) identity shared by several objects is ambiguous: all of them matter.
     for (const identity of touchedIdentities) {
       for (const object of byIdentity.get(identity) ?? []) {
         for (const parent of (routes.get(object) as RouteInfo).parents) affected.add(parent);
       }
     }
+    // Services sharing a policy are decided together (closed over the shared policies), once
+    // every other reason a Service is affected is known.
+    const policyObjects = closeOverPolicies(affected);
 
     const subset = new Set<KubeObject>(grants);
     const addIdentity = (identity: string): void => {
@@ -250,6 +309,14 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
       }
     }
 
+    for (const object of policyObjects) {
+      subset.add(object);
+      touchedProblems.add(problemKeyOfPolicy(object));
+      for (const configMap of (policies.get(object) as PolicyInfo).configMaps) {
+        addIdentity(`${CONFIG_MAP}\u0000${configMap}`);
+      }
+    }
+
     const output = projectServices([...subset], options);
     const projections = output.projections.filter((p) => affected.has(p.service));
     const projected = new Set(projections.map((p) => p.service));
@@ -269,6 +336,30 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
       }
     }
     return { full: false, projections, removed: gone, ...allProblems(problems) };
+  };
+
+  /**
+   * Adds to `affected` every Service a policy targeting one of them also
+   * targets, until none is added; returns those policies (every object of
+   * their identities).
+   */
+  const closeOverPolicies = (affected: Set<string>): Set<KubeObject> => {
+    const found = new Set<KubeObject>();
+    const queue = [...affected];
+    for (let service = queue.pop(); service !== undefined; service = queue.pop()) {
+      for (const policy of policiesByTarget.get(service) ?? []) {
+        for (const object of byIdentity.get(classify(policy).identity as string) ?? []) {
+          if (found.has(object)) continue;
+          found.add(object);
+          for (const target of (policies.get(object) as PolicyInfo).targets) {
+            if (affected.has(target)) continue;
+            affected.add(target);
+            queue.push(target);
+          }
+        }
+      }
+    }
+    return found;
   };
 
   return {
@@ -332,12 +423,51 @@ function difference(
 
 /** Whether the projection of a service depends on objects of this type by identity. */
 function isTracked(type: string): boolean {
-  return isRouteLike(type) || type === SERVICE || type === SERVICE_EXPORT;
+  return (
+    isRouteLike(type) ||
+    type === SERVICE ||
+    type === SERVICE_EXPORT ||
+    type === BACKEND_TLS_POLICY ||
+    type === CONFIG_MAP
+  );
 }
 
 /** Routes and HTTPFilters: objects that attach to Services and may name backends. */
 function isRouteLike(type: string): boolean {
   return type === HTTP_ROUTE || type === GRPC_ROUTE || type === HTTP_FILTER;
+}
+
+/**
+ * Reads what a BackendTLSPolicy depends on, leniently: the Services its
+ * targetRefs of kind `Service` name and the ConfigMaps its caCertificateRefs
+ * name, all in its own namespace.
+ */
+function describePolicy(object: KubeObject): PolicyInfo {
+  const namespace = (object.metadata as JsonObject).namespace as string;
+  const names = (list: unknown, kind: string | undefined): string[] => {
+    const found = new Set<string>();
+    for (const ref of Array.isArray(list) ? list : []) {
+      if (!isJsonObject(ref) || (kind !== undefined && field(ref, "kind") !== kind)) continue;
+      const name = field(ref, "name");
+      if (typeof name === "string") found.add(`${namespace}/${name}`);
+    }
+    return [...found];
+  };
+  const spec = isJsonObject(object.spec) ? object.spec : {};
+  const validation = field(spec, "validation");
+  return {
+    targets: names(field(spec, "targetRefs"), "Service"),
+    configMaps: names(
+      isJsonObject(validation) ? field(validation, "caCertificateRefs") : undefined,
+      undefined,
+    ),
+  };
+}
+
+/** The key of an identified BackendTLSPolicy's problems, as {@link problemKeyOf} makes it. */
+function problemKeyOfPolicy(object: KubeObject): string {
+  const metadata = object.metadata as JsonObject;
+  return `BackendTLSPolicy\u0000${metadata.namespace as string}\u0000${metadata.name as string}`;
 }
 
 /**

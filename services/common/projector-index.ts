@@ -26,6 +26,13 @@ export const HTTP_ROUTE: ObjectType = { group: GATEWAY_API_GROUP, kind: "HTTPRou
 export const GRPC_ROUTE: ObjectType = { group: GATEWAY_API_GROUP, kind: "GRPCRoute" };
 /** `ReferenceGrant` in `gateway.networking.k8s.io` (v1beta1 or v1). */
 export const REFERENCE_GRANT: ObjectType = { group: GATEWAY_API_GROUP, kind: "ReferenceGrant" };
+/** `BackendTLSPolicy` in `gateway.networking.k8s.io` (v1; v1alpha3 has the same shape). */
+export const BACKEND_TLS_POLICY: ObjectType = {
+  group: GATEWAY_API_GROUP,
+  kind: "BackendTLSPolicy",
+};
+/** The core `ConfigMap` (a BackendTLSPolicy's CA certificates, under `ca.crt`). */
+export const CONFIG_MAP: ObjectType = { group: "", kind: "ConfigMap" };
 /** The core `Service`. */
 export const SERVICE: ObjectType = { group: "", kind: "Service" };
 /** The core `Namespace` (cluster-scoped). */

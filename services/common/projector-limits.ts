@@ -1,17 +1,27 @@
 /**
  * The projector's output held to the projection limits (see
  * `projection-limits.ts`), as the exporter writes it: a projection over a
- * limit keeps its HTTP filters, in run order, then its routes, in their order
- * (kind, namespace, name), while they fit, and each filter or route that does
- * not fit is left out with a `too_large` {@link RouteRejection}, the way an
- * invalid one is; later ones that do fit are still kept. Filters come first:
- * they apply to every request of the service, and their bytes are bounded
- * (inline Lua and Wasm configuration at most 64 KiB each). The content then stays within `maxBytes` minus the
+ * limit keeps, while they fit and in this order: its HTTP filters, in run
+ * order; then its backend TLS entries, in their order (port, section name);
+ * then its routes, in their order (kind, namespace, name). Each filter, entry
+ * or route that does not fit is left out with a `too_large`
+ * {@link RouteRejection} (kind `HTTPFilter`, `BackendTLSPolicy` or the
+ * route's), the way an invalid one is; later ones that do fit are still kept.
+ * Why this order: filters and backend TLS apply to every request of the
+ * service (or of a port), routes only to the requests they match. Filters go
+ * first because a filter left out fails open (an ext_authz or AuthN filter
+ * not run lets requests through unchecked) and their bytes are bounded
+ * (inline Lua and Wasm configuration at most 64 KiB each); a backend TLS entry
+ * left out makes the caller call that port in plaintext, which a backend
+ * that requires TLS refuses. Both go before the routes. The content then
+ * stays within `maxBytes` minus the
  * room the origin and version stamps need. Pure and deterministic.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, type Message, toBinary } from "@bufbuild/protobuf";
+import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import {
-  type HttpFilter,
+  type BackendTls,
+  BackendTlsSchema,
   HttpFilterSchema,
   type Route,
   RouteKind,
@@ -29,9 +39,9 @@ import type { RouteRejection } from "./projector.js";
 
 /** What {@link limitProjection} leaves of a projection. */
 export interface LimitedProjection {
-  /** The projection itself when it is within the limits, else a copy with the routes that fit. */
+  /** The projection itself when it is within the limits, else a copy with the filters, backend TLS entries and routes that fit. */
   readonly projection: ServiceConfigProjection;
-  /** One `too_large` rejection per filter, then per route, left out, in their order. */
+  /** One `too_large` rejection per filter, then per backend TLS entry, then per route, left out, in their order. */
   readonly rejections: RouteRejection[];
 }
 
@@ -60,27 +70,24 @@ export function limitProjection(
     return { projection, rejections: [] };
   }
   const { service } = projection;
-  const empty = { ...projection, routes: [], httpFilters: [] };
-  let bytes = toBinary(ServiceConfigProjectionSchema, empty).length;
-  const filters: HttpFilter[] = [];
-  const rejections: RouteRejection[] = [];
-  for (const filter of projection.httpFilters) {
-    const size = toBinary(HttpFilterSchema, filter).length;
-    const field = 1 + varintSize(size) + size; // the tag of field 5, the length, the filter
-    if (bytes + field > budget) {
-      rejections.push({
-        route: { kind: "HTTPFilter", namespace: filter.namespace, name: filter.name },
-        reason: "too_large",
-        message: `the projection of ${service} takes at most ${budget} bytes (unstamped); this filter's ${field} do not fit after the ${bytes} taken`,
-        services: [service],
-      });
-      continue;
-    }
-    filters.push(filter);
-    bytes += field;
-  }
+  const base = { ...projection, routes: [], httpFilters: [], backendTls: [] };
+  const filters = fitEntries(
+    projection.httpFilters,
+    HttpFilterSchema,
+    toBinary(ServiceConfigProjectionSchema, base).length,
+    budget,
+    (filter, field, taken): RouteRejection => ({
+      route: { kind: "HTTPFilter", namespace: filter.namespace, name: filter.name },
+      reason: "too_large",
+      message: `the projection of ${service} takes at most ${budget} bytes (unstamped); this filter's ${field} do not fit after the ${taken} taken`,
+      services: [service],
+    }),
+  );
+  const tls = limitBackendTls(projection, budget, filters.bytes);
+  let bytes = tls.bytes;
   let rules = 0;
   const kept: Route[] = [];
+  const rejections: RouteRejection[] = [...filters.rejections, ...tls.rejections];
   for (const route of projection.routes) {
     const size = toBinary(RouteSchema, route).length;
     const field = 1 + varintSize(size) + size; // the tag of field 4, the length, the route
@@ -115,8 +122,71 @@ export function limitProjection(
     projection: create(ServiceConfigProjectionSchema, {
       ...projection,
       routes: kept,
-      httpFilters: filters,
+      httpFilters: filters.kept,
+      backendTls: tls.kept,
     }),
     rejections,
   };
+}
+
+/**
+ * The entries of one repeated projection field that fit in `budget` after
+ * the `bytes` already taken, in order, the bytes then taken, and the
+ * rejection `reject` makes of each entry left out (given the bytes its field
+ * would take and the bytes taken before it).
+ */
+function fitEntries<T extends Message>(
+  entries: readonly T[],
+  schema: GenMessage<T>,
+  bytes: number,
+  budget: number,
+  reject: (entry: T, field: number, taken: number) => RouteRejection,
+): { kept: T[]; bytes: number; rejections: RouteRejection[] } {
+  let taken = bytes;
+  const kept: T[] = [];
+  const rejections: RouteRejection[] = [];
+  for (const entry of entries) {
+    const size = toBinary(schema, entry).length;
+    const field = 1 + varintSize(size) + size; // the field's tag (below 16: one byte), the length, the entry
+    if (taken + field <= budget) {
+      kept.push(entry);
+      taken += field;
+    } else {
+      rejections.push(reject(entry, field, taken));
+    }
+  }
+  return { kept, bytes: taken, rejections };
+}
+
+/**
+ * The backend TLS entries that fit in `budget` after the `bytes` taken by
+ * the projection's other non-route fields and its HTTP filters, in order
+ * (they come before the routes: without its entry a port is called in
+ * plaintext), the bytes then taken, and a `too_large` rejection of the policy
+ * of each entry left out.
+ */
+function limitBackendTls(
+  projection: ServiceConfigProjection,
+  budget: number,
+  bytes: number,
+): { kept: BackendTls[]; bytes: number; rejections: RouteRejection[] } {
+  return fitEntries(
+    projection.backendTls,
+    BackendTlsSchema,
+    bytes,
+    budget,
+    (entry, field, taken) => {
+      const target = entry.port === 0 ? "every port" : `port ${entry.port}`;
+      return {
+        route: {
+          kind: "BackendTLSPolicy",
+          namespace: entry.policyNamespace,
+          name: entry.policyName,
+        },
+        reason: "too_large",
+        message: `the projection of ${projection.service} takes at most ${budget} bytes (unstamped); this policy's settings for ${target} (${field} bytes, CA certificates included) do not fit after the ${taken} taken`,
+        services: [projection.service],
+      };
+    },
+  );
 }

@@ -46,7 +46,6 @@ import {
   UrlRewriteSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { apiGroupOf, type KubeObject } from "./kube-object.js";
-import { parseVersion } from "./projection-version.js";
 import {
   asObject,
   checkFields,
@@ -61,6 +60,7 @@ import {
   optionalString,
   optionalStringList,
   quote,
+  readCreationNanos,
   requiredString,
 } from "./projector-fields.js";
 import {
@@ -286,12 +286,8 @@ export function readIdentity(object: KubeObject): {
  * when absent. Throws `invalid_value` when it is not RFC 3339.
  */
 export function readCreationTime(metadata: JsonObject): Timestamp | undefined {
-  const text = optionalString(metadata, "creationTimestamp", "metadata");
-  if (text === undefined) return undefined;
-  const nanos = parseVersion(text);
-  if (nanos === undefined) {
-    fail("invalid_value", `metadata.creationTimestamp ${quote(text)} is not an RFC 3339 timestamp`);
-  }
+  const nanos = readCreationNanos(metadata);
+  if (nanos === undefined) return undefined;
   const billion = 1_000_000_000n;
   let seconds = nanos / billion;
   let rest = nanos % billion;

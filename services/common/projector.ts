@@ -22,6 +22,7 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "./kube-object.js";
+import { attachBackendTls, type PolicyProblem } from "./projector-backend-tls.js";
 import { field, isJsonObject, type JsonObject, problemOfError } from "./projector-fields.js";
 import { attachHttpFilters } from "./projector-http-filter-attach.js";
 import {
@@ -39,6 +40,8 @@ import { checkServiceName } from "./service-name.js";
 
 /** The object index and its object types, for callers of {@link projectRoute}. */
 export {
+  BACKEND_TLS_POLICY,
+  CONFIG_MAP,
   createObjectIndex,
   GRPC_ROUTE,
   HTTP_FILTER,
@@ -73,6 +76,10 @@ export const ROUTE_REJECTION_REASONS: readonly string[] = [
   "backend_not_found",
   "unsupported_backend",
   "ref_not_permitted",
+  "invalid_kind",
+  "invalid_ca_certificate_ref",
+  "unknown_target",
+  "conflicted",
 ];
 
 /** Every reason a {@link RouteWarning} can carry, for metrics that pre-register label values. */
@@ -81,12 +88,18 @@ export const ROUTE_WARNING_REASONS: readonly string[] = [
   "unsupported_backend",
   "ref_not_permitted",
   "no_matching_parent",
+  "unknown_target",
+  "conflicted",
 ];
 
-/** Identifies a route object, or an HTTPFilter (rejected like a route). */
+/**
+ * Identifies a route object, or a policy object the projector reads the same
+ * way (a BackendTLSPolicy or an HTTPFilter, whose problems are reported like a
+ * route's).
+ */
 export interface RouteRef {
   /** The object's kind. */
-  readonly kind: "HTTPRoute" | "GRPCRoute" | "HTTPFilter";
+  readonly kind: "HTTPRoute" | "GRPCRoute" | "HTTPFilter" | "BackendTLSPolicy";
   /** The route's namespace (`""` when the object has none). */
   readonly namespace: string;
   /** The route's name (`""` when the object has none). */
@@ -116,6 +129,15 @@ export interface RouteRef {
  * see `convertHttpFilter`). Warnings use `backend_not_found`,
  * `unsupported_backend` and `ref_not_permitted` (unresolvable backendRefs),
  * and `no_matching_parent` (one of several parentRefs does not match).
+ *
+ * A BackendTLSPolicy is left out (or, when it is still carried on another
+ * target, warned about) with the same reasons where they fit, and:
+ * `invalid_kind` (a caCertificateRef to anything but a ConfigMap),
+ * `invalid_ca_certificate_ref` (a missing ConfigMap, or one without a PEM
+ * certificate under `ca.crt`), `unknown_target` (a targetRef to a Service
+ * that does not exist, or to a sectionName it has no port for) and
+ * `conflicted` (an older policy, or one first by namespace/name, targets the
+ * same Service and sectionName).
  */
 export interface RouteRejection {
   /** The route. */
@@ -237,6 +259,10 @@ function projectOne(route: KubeObject, index: ObjectIndex, mesh: boolean): Proje
  * (only for routes' ExtensionRef filters, resolved in the caller's cluster)
  * is never projected.
  *
+ * Each projection carries the BackendTLSPolicies that target its Service
+ * (see `projector-backend-tls.ts`); a policy never brings a Service into
+ * scope.
+ *
  * An exported service with no valid routes still gets a projection (with no
  * routes). Rejected routes are left out and reported, never the whole service.
  * Deterministic: the same objects in any order give byte-identical output.
@@ -296,6 +322,9 @@ export function projectServices(
     projected: (key) => routes.has(key),
   });
   rejections.push(...attached.rejections);
+  const backendTls = attachBackendTls(index, (key) => routes.has(key));
+  for (const p of backendTls.rejections) rejections.push(policyRejection(p));
+  for (const p of backendTls.warnings) warnings.push(policyRejection(p));
   const projections = [...routes.keys()].sort(compareStrings).map((service) =>
     create(ServiceConfigProjectionSchema, {
       service,
@@ -303,6 +332,7 @@ export function projectServices(
       version: "",
       routes: (routes.get(service) as Route[]).sort(compareRoutes),
       httpFilters: attached.filters.get(service) ?? [],
+      backendTls: backendTls.entries.get(service) ?? [],
     }),
   );
   return {
@@ -431,6 +461,11 @@ function routeRefOf(object: KubeObject): RouteRef {
   };
   const kind = isJsonObject(object) && object.kind === "GRPCRoute" ? "GRPCRoute" : "HTTPRoute";
   return { kind, namespace: read("namespace"), name: read("name") };
+}
+
+function policyRejection(p: PolicyProblem): RouteRejection {
+  const route: RouteRef = { kind: "BackendTLSPolicy", namespace: p.namespace, name: p.name };
+  return { route, reason: p.reason, message: p.message, services: p.services };
 }
 
 function problem(route: RouteRef, p: RouteProblem, services: readonly string[]): RouteRejection {

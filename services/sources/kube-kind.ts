@@ -184,13 +184,27 @@ export function stepKind(
 
 /**
  * Fixes up an object of `kind` as received: drops its
- * `metadata.managedFields` (in place) and returns it, or, when it lacks
+ * `metadata.managedFields` and, of a ConfigMap, every data key but `ca.crt`
+ * and its `binaryData` (in place: the projector reads nothing else of a
+ * ConfigMap, and a cluster's ConfigMaps can be large) and returns it, or, when it lacks
  * `apiVersion` or `kind` (the API server leaves them out of built-in list
  * items), a shallow copy whose missing ones are the kind's.
  */
 export function adoptObject(kind: KindState, object: unknown): KubernetesObject {
   const target = object as KubernetesObject & { metadata?: { managedFields?: unknown } };
   if (target.metadata !== undefined) delete target.metadata.managedFields;
+  if (kind.resource.kind === "ConfigMap")
+    keepCaCertificate(target as { data?: unknown; binaryData?: unknown });
   if (target.apiVersion !== undefined && target.kind !== undefined) return target;
   return { apiVersion: kind.apiVersion, kind: kind.resource.kind, ...target };
+}
+
+/** Drops every data key of a ConfigMap but `ca.crt`, and its binaryData, in place. */
+function keepCaCertificate(configMap: { data?: unknown; binaryData?: unknown }): void {
+  delete configMap.binaryData;
+  const data = configMap.data;
+  if (typeof data !== "object" || data === null) return;
+  for (const key of Object.keys(data)) {
+    if (key !== "ca.crt") delete (data as Record<string, unknown>)[key];
+  }
 }

@@ -1,9 +1,9 @@
 /**
  * The `kubernetes` object source: one `@kubernetes/client-node` informer
- * (`ListWatch`) per kind the projector reads, HTTPRoute and GRPCRoute
- * (`gateway.networking.k8s.io/v1`), ReferenceGrant
- * (`gateway.networking.k8s.io/v1beta1`), Service and Namespace (`v1`) and
- * ServiceExport (`multicluster.x-k8s.io/v1alpha1`).
+ * (`ListWatch`) per kind the projector reads, HTTPRoute, GRPCRoute and
+ * BackendTLSPolicy (`gateway.networking.k8s.io/v1`), ReferenceGrant
+ * (`gateway.networking.k8s.io/v1beta1`), Service, ConfigMap and Namespace
+ * (`v1`) and ServiceExport (`multicluster.x-k8s.io/v1alpha1`).
  *
  * How it uses client-node 1.4.0, whose informer leaves several things to
  * its caller:
@@ -55,10 +55,15 @@ import type { ObjectSource, SourceProblem } from "./object-source.js";
 
 export type { KubeResource } from "./kube-kind.js";
 
-/** The seven resources the Kubernetes source watches. */
+/**
+ * The nine resources the Kubernetes source watches. ConfigMaps are read for
+ * the CA certificates BackendTLSPolicies reference; of each, only the
+ * `ca.crt` data key is kept (see `adoptObject` in `kube-kind.ts`).
+ */
 export const KUBERNETES_SOURCE_RESOURCES: readonly KubeResource[] = Object.freeze([
   { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false },
   { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true },
+  { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true },
   {
     group: "gateway.networking.k8s.io",
     version: "v1",
@@ -78,6 +83,13 @@ export const KUBERNETES_SOURCE_RESOURCES: readonly KubeResource[] = Object.freez
     version: "v1beta1",
     plural: "referencegrants",
     kind: "ReferenceGrant",
+    namespaced: true,
+  },
+  {
+    group: "gateway.networking.k8s.io",
+    version: "v1",
+    plural: "backendtlspolicies",
+    kind: "BackendTLSPolicy",
     namespaced: true,
   },
   {

@@ -5,7 +5,9 @@
  * HTTPS), attaches routes to it (parentRef name, namespace, sectionName and
  * port; allowedRoutes namespaces and kinds; hostname intersection), projects
  * each attached route with `projectRoute`, and evaluates the request against
- * them. Requests with no Host use the Gateway's address.
+ * them. The routes keep their own hostnames (those that intersect the
+ * listener's), so that precedence between them goes by what each specifies.
+ * Requests with no Host use the Gateway's address.
  */
 import { create } from "@bufbuild/protobuf";
 import {
@@ -124,27 +126,41 @@ export function selectListener(listeners: readonly Listener[], host: string): Li
 }
 
 /**
- * Intersects a listener hostname with a route's hostnames. Returns the
- * hostnames the route keeps on that listener (an empty list means "any
- * host"), or undefined when both are set and none intersects.
+ * Reports whether two hostnames (exact, or `*.` wildcards matching one or
+ * more labels) accept a common host: equal names; a wildcard and a name it
+ * matches; two wildcards of which one's suffix ends with the other's.
  */
-export function intersectHostnames(
+export function hostnamesIntersect(a: string, b: string): boolean {
+  const wildA = a.startsWith("*.");
+  const wildB = b.startsWith("*.");
+  if (wildA && wildB) return a.slice(1).endsWith(b.slice(1)) || b.slice(1).endsWith(a.slice(1));
+  if (wildA) return hostnameMatches(a, b);
+  if (wildB) return hostnameMatches(b, a);
+  return a === b;
+}
+
+/**
+ * The route's own hostnames that a listener keeps: those that intersect the
+ * listener's hostname (all of them when the listener has none), or undefined
+ * when both are set and none intersects (the route does not attach). An
+ * empty list means the route specifies none and accepts any host the
+ * listener does.
+ *
+ * They are the route's hostnames as written, not their intersections with
+ * the listener's: a request reaches this listener only when its host
+ * matches the listener's hostname, so matching one of them is matching the
+ * intersection, and precedence between routes on the listener goes by the
+ * hostnames the routes specify (an exact `foo.example.com` beats
+ * `*.example.com` even on a listener for `foo.example.com`, where both
+ * intersect to the same name).
+ */
+export function routeHostnamesOnListener(
   listener: string | undefined,
   route: readonly string[],
 ): string[] | undefined {
-  if (listener === undefined || listener === "") return [...route];
-  if (route.length === 0) return [listener];
-  const kept = new Set<string>();
-  for (const hostname of route) {
-    if (hostname === listener) kept.add(hostname);
-    else if (!hostname.startsWith("*.") && hostnameMatches(listener, hostname)) kept.add(hostname);
-    else if (!listener.startsWith("*.") && hostnameMatches(hostname, listener)) kept.add(listener);
-    else if (hostname.startsWith("*.") && listener.startsWith("*.")) {
-      if (hostname.endsWith(listener.slice(1))) kept.add(hostname);
-      else if (listener.endsWith(hostname.slice(1))) kept.add(listener);
-    }
-  }
-  return kept.size === 0 ? undefined : [...kept];
+  if (listener === undefined || listener === "" || route.length === 0) return [...route];
+  const kept = route.filter((hostname) => hostnamesIntersect(listener, hostname));
+  return kept.length === 0 ? undefined : kept;
 }
 
 function gatewayOf(objects: readonly KubeObject[], namespace: string, name: string): KubeObject {
@@ -220,8 +236,9 @@ export function attachesToListener(
 
 /**
  * The routes attached to a listener, projected with `projectRoute` and
- * carrying their effective hostnames (the intersection with the listener's).
- * Routes the projector rejects are not attached.
+ * carrying the hostnames of their own that the listener keeps
+ * ({@link routeHostnamesOnListener}). Routes the projector rejects are not
+ * attached.
  */
 export function attachedRoutes(
   objects: readonly KubeObject[],
@@ -239,7 +256,7 @@ export function attachedRoutes(
       continue;
     }
     if (!attachesToListener(object, gateway, listener, objects)) continue;
-    const hostnames = intersectHostnames(
+    const hostnames = routeHostnamesOnListener(
       listener.hostname,
       (object.spec as { hostnames?: string[] } | undefined)?.hostnames ?? [],
     );

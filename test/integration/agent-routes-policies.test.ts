@@ -7,22 +7,10 @@
  * agent's last-known cache. A local HTTPFilter only named by a route's
  * ExtensionRef stays a reference. Real sockets, real files.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type Agent, createAgent } from "../../clients/agent/agent.js";
+import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices } from "../../services/common/projector.js";
-import { startTestRegistrar } from "../support/in-process-registrar.js";
-import { createMemoryObjectSource } from "../support/memory-source.js";
-import { versionAt } from "../support/projections.js";
-
-/** What the test started, undone last first (each undo may run twice: stops are idempotent). */
-const undo: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of undo.splice(0).reverse()) await step();
-});
+import { routesBeforeAndAfterRestart } from "../support/agent-route-table.js";
 
 const service = (name: string): KubeObject => ({
   apiVersion: "v1",
@@ -81,16 +69,8 @@ function retries(body: string): Record<string, unknown> {
   );
 }
 
-async function routesOf(agent: Agent): Promise<string> {
-  const response = await fetch(`${agent.routesAddress?.url as string}/routes`);
-  expect(response.status).toBe(200);
-  return response.text();
-}
-
 describe("agent: retry policies and HTTP filters in the route table", () => {
   it("serves exported and local retry policies and filters at /routes and keeps them in its cache", async () => {
-    const registrar = await startTestRegistrar(["--cluster", "hub"]);
-    undo.push(() => registrar.stop());
     const exported = projectServices(
       [
         service("a"),
@@ -106,40 +86,27 @@ describe("agent: retry policies and HTTP filters in the route table", () => {
     expect(exported.rejections).toEqual([]);
     const projection = exported.projections[0];
     if (projection === undefined) throw new Error("no projection of shop/a");
-    await registrar.registrar.store.put({ ...projection, version: versionAt(1) });
-
-    const local = createMemoryObjectSource([
+    const local = [
       service("b"),
       routeWithRetry("b-route", "b", { backoff: "250ms" }),
       httpFilter("b-headers", "b", { headerMutation: { response: { remove: ["server"] } } }),
       httpFilter("b-caller-side", undefined, { lua: { source: "-- caller side" } }),
+    ];
+    const { live, cached } = await routesBeforeAndAfterRestart(projection, local, [
+      "shop/a",
+      "shop/b",
     ]);
-    const cacheDir = await mkdtemp(join(tmpdir(), "aether-agent-retry-"));
-    undo.push(() => rm(cacheDir, { recursive: true, force: true }));
-    const options = {
-      registrar: registrar.url,
-      cluster: "spoke",
-      dependencies: ["shop/a", "shop/b"],
-      listen: { host: "127.0.0.1", port: 0 },
-      localSource: local,
-      cacheDir,
-    };
-    const agent = createAgent(options);
-    undo.push(() => agent.stop());
-    await agent.start();
-    await agent.whenReady();
     const want = {
       "shop/a (imported)": { codes: [500, 503], attempts: 2 },
       "shop/b (local)": { backoff: "0.250s" },
     };
-    expect(retries(await routesOf(agent))).toEqual(want);
+    expect(retries(live)).toEqual(want);
     const wantFilters = {
       "shop/a (imported)": ["a-authz", "a-stats"],
       "shop/b (local)": ["b-headers"],
     };
-    const body = await routesOf(agent);
-    expect(filters(body)).toEqual(wantFilters);
-    const table = JSON.parse(body) as RoutesJson;
+    expect(filters(live)).toEqual(wantFilters);
+    const table = JSON.parse(live) as RoutesJson;
     expect(table.services[0]?.projection.httpFilters?.[0]).toMatchObject({
       phase: "HTTP_FILTER_PHASE_AUTHZ",
       targets: [{ service: "shop/a" }],
@@ -148,19 +115,10 @@ describe("agent: retry policies and HTTP filters in the route table", () => {
         failureMode: "EXTENSION_FAILURE_MODE_DENY",
       },
     });
-    expect(body).not.toContain("caller side");
+    expect(live).not.toContain("caller side");
 
     // A restarted agent whose registrar is gone serves the same policies from its cache.
-    await agent.stop();
-    await registrar.stop();
-    const restarted = createAgent({
-      ...options,
-      localSource: createMemoryObjectSource(local.snapshot()),
-    });
-    undo.push(() => restarted.stop());
-    await restarted.start();
-    await restarted.whenReady();
-    expect(retries(await routesOf(restarted))).toEqual(want);
-    expect(filters(await routesOf(restarted))).toEqual(wantFilters);
+    expect(retries(cached)).toEqual(want);
+    expect(filters(cached)).toEqual(wantFilters);
   });
 });

@@ -197,6 +197,19 @@ describe("the agent verifies signatures end to end", () => {
     await waitFor(async () => (await agentVersion("shop/b")) === versionAt(2), 15_000, "shop/b@2");
     expect(await agentVersion("shop/a")).toBe(versionAt(4));
   }, 45_000);
+
+  it("a key removed revokes nothing held: what it signed stays until its origin replaces it, through later updates of other services", async () => {
+    // shop/b@2 is signed by lateKey; the file stops listing that key.
+    await writeKeys(originKeysText({ hub: [hubKey, rotatedKey] }));
+    await agent.waitForMetric("aether_config_agent_origin_keys", (v) => v === 2, 15_000);
+    // An update of another service re-decides the whole table.
+    await write("shop/a", signed("shop/a", 5, hubKey));
+    await waitFor(async () => (await agentVersion("shop/a")) === versionAt(5), 15_000, "a@5");
+    expect(await agentVersion("shop/b")).toBe(versionAt(2));
+    // Its origin's next value, signed with a key still listed, replaces it.
+    await write("shop/b", signed("shop/b", 3, rotatedKey));
+    await waitFor(async () => (await agentVersion("shop/b")) === versionAt(3), 15_000, "b@3");
+  }, 45_000);
 });
 
 describe("a bad --origin-keys file at start", () => {

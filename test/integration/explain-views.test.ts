@@ -301,6 +301,14 @@ describe("aetherctl explain: the hub's view and the spoke agent's view", () => {
       aetherctl(["explain", "--agent", agent.url, ...args]),
     ]);
     expect(inHub).toMatchObject({ route: { name: "users" } });
+    // The backend (users itself) has a BackendTLSPolicy in the example: the hub's view shows it.
+    expect(inHub.backendTls).toMatchObject({
+      hostname: "users.identity.example",
+      caCertificatesPem: expect.stringContaining("-----BEGIN CERTIFICATE-----"),
+      subjectAltNames: [{ uri: "spiffe://hub.mesh/ns/identity/sa/users" }],
+      policyNamespace: "identity",
+      policyName: "users-tls",
+    });
     expect(inAgent).toMatchObject({
       outcome: "passthrough",
       route: null,

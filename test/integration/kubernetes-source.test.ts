@@ -28,9 +28,11 @@ const GATEWAY = "gateway.networking.k8s.io/v1";
 const RESOURCES: FakeResource[] = [
   "namespaces",
   "services",
+  "configmaps",
   "httproutes",
   "grpcroutes",
   "referencegrants",
+  "backendtlspolicies",
   "serviceexports",
   "httpfilters",
 ];
@@ -124,6 +126,24 @@ const OBJECTS: KubeObject[] = [
     },
   },
   {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { namespace: "shop", name: "cart-ca" },
+    data: { "ca.crt": "-----BEGIN CERTIFICATE-----\n" },
+  } as KubeObject,
+  {
+    apiVersion: GATEWAY,
+    kind: "BackendTLSPolicy",
+    metadata: { namespace: "shop", name: "cart-tls" },
+    spec: {
+      targetRefs: [{ group: "", kind: "Service", name: "cart" }],
+      validation: {
+        caCertificateRefs: [{ group: "", kind: "ConfigMap", name: "cart-ca" }],
+        hostname: "cart.shop",
+      },
+    },
+  },
+  {
     apiVersion: "mesh.aether.dev/v1alpha1",
     kind: "HTTPFilter",
     metadata: { namespace: "shop", name: "cart-headers" },
@@ -206,7 +226,7 @@ describe("kubernetes source against the fake API server", () => {
       expect(object.metadata?.creationTimestamp).toMatch(RFC3339);
       expect(object.metadata?.resourceVersion).toMatch(/^\d+$/);
     }
-    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
     for (const resource of RESOURCES) {
       const requests = fake.requests().filter((r) => r.resource === resource);
       expect(requests.map((r) => r.watch)).toEqual([false, true]);
@@ -253,7 +273,7 @@ describe("kubernetes source against the fake API server", () => {
   it("re-lists after a watch gets 410 Expired, and the snapshot matches the server", async () => {
     const fake = await fakeWith(OBJECTS);
     const source = await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
     for (const resource of RESOURCES) expect(lists(fake, resource)).toBe(1);
     const seen = fake.requests().length;
 
@@ -285,20 +305,20 @@ describe("kubernetes source against the fake API server", () => {
       .slice(seen)
       .filter((r) => r.watch && Number(r.resourceVersion) < compacted);
     expect(new Set(expiredWatches.map((r) => r.resource))).toEqual(new Set(RESOURCES));
-    await waitFor(() => fake.openWatches() === 7, 5_000, "watches open again");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "watches open again");
     expect(source.problems()).toEqual([]);
   });
 
   it("reconnects after dropped connections and resumes from its resourceVersion", async () => {
     const fake = await fakeWith(OBJECTS);
     const source = await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
     const seen = fake.requests().length;
 
     fake.dropConnections();
     fake.create(newService("while-dropped"));
     await waitFor(() => find(source, "Service", "while-dropped") !== undefined, 5_000, "catch-up");
-    await waitFor(() => fake.openWatches() === 7, 5_000, "seven watches again");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind again");
     fake.create(newService("after-reconnect"));
     await waitFor(() => find(source, "Service", "after-reconnect") !== undefined, 5_000, "live");
 
@@ -312,14 +332,14 @@ describe("kubernetes source against the fake API server", () => {
   it("moves its resourceVersion on with bookmarks, so a compaction needs no re-list", async () => {
     const fake = await fakeWith(OBJECTS, { bookmarkIntervalMs: 30 });
     await synced(kubeSource(fake));
-    await waitFor(() => fake.openWatches() === 7, 5_000, "seven open watches");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind");
 
     fake.expireHistory();
     const compacted = fake.resourceVersion;
     await waitFor(
       () => {
         const marked = fake.bookmarks().filter((b) => b.resourceVersion === compacted);
-        return new Set(marked.map((b) => b.resource)).size === 7;
+        return new Set(marked.map((b) => b.resource)).size === RESOURCES.length;
       },
       5_000,
       "a bookmark at the new resourceVersion on every watch",
@@ -331,7 +351,7 @@ describe("kubernetes source against the fake API server", () => {
     await waitFor(() => fake.bookmarks().length >= sent + 6, 5_000, "more bookmarks");
     const seen = fake.requests().length;
     fake.endWatches();
-    await waitFor(() => fake.openWatches() === 7, 5_000, "seven watches again");
+    await waitFor(() => fake.openWatches() === RESOURCES.length, 5_000, "a watch per kind again");
 
     const after = fake.requests().slice(seen);
     expect(after.every((r) => r.watch && r.resourceVersion === String(compacted))).toBe(true);
@@ -382,7 +402,9 @@ describe("kubernetes source against the fake API server", () => {
     );
     await writeFile(
       join(directory, "shop", "services.yaml"),
-      documents(OBJECTS.filter((o) => o.kind === "Service" || o.kind === "ServiceExport")),
+      documents(
+        OBJECTS.filter((o) => ["Service", "ServiceExport", "ConfigMap"].includes(o.kind ?? "")),
+      ),
     );
     const routes = OBJECTS.filter(
       (o) =>
@@ -501,7 +523,7 @@ describe("kubernetes source against the fake API server", () => {
     const source = createKubernetesSource({ kubeConfig: config, initialRetryDelayMs: 20 });
     cleanups.push(() => source.stop());
     source.start();
-    await waitFor(() => source.problems().length === 7, 5_000, "a problem per kind");
+    await waitFor(() => source.problems().length === RESOURCES.length, 5_000, "a problem per kind");
     expect(source.problems()[0]?.message).toMatch(
       /^listing or watching failed: .*(ECONNRESET|socket hang up)/,
     );

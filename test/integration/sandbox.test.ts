@@ -48,6 +48,7 @@ interface RoutesEntry {
   readonly origin: string;
   readonly version: string;
   readonly projection: {
+    readonly backendTls?: { readonly hostname?: string; readonly policyName?: string }[];
     readonly routes?: {
       readonly name?: string;
       readonly rules?: { readonly backends?: { service?: string; weight?: number }[] }[];
@@ -293,6 +294,11 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     ]);
     const checkout = entries.find((e) => e.service === "shop/checkout");
     expect(checkout?.projection.routes?.map((r) => r.name)).toEqual(["checkout-west-no-canary"]);
+    // The hub's BackendTLSPolicy for identity/users reaches west's agent with the projection.
+    const users = entries.find((e) => e.service === "identity/users");
+    expect(users?.projection.backendTls).toMatchObject([
+      { hostname: "users.identity.example", policyName: "users-tls" },
+    ]);
   });
 
   it("an edit of a manifest under --examples reaches east's /routes within a second; west keeps its local override", async () => {

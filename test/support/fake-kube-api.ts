@@ -1,13 +1,13 @@
 /**
  * A FAKE Kubernetes API server, for tests only: a real HTTP server on
- * 127.0.0.1 that speaks the API's wire protocol for the seven resources the
+ * 127.0.0.1 that speaks the API's wire protocol for the nine resources the
  * export path reads. There is no Kubernetes API server on the machines these
  * tests run on; this fake is what the Kubernetes source has been tested
  * against.
  *
  * What it implements, as the real API server does:
- * - GET list on `/api/v1/{services,namespaces}`,
- *   `/apis/gateway.networking.k8s.io/v1/{httproutes,grpcroutes}`,
+ * - GET list on `/api/v1/{services,configmaps,namespaces}`,
+ *   `/apis/gateway.networking.k8s.io/v1/{httproutes,grpcroutes,backendtlspolicies}`,
  *   `/apis/gateway.networking.k8s.io/v1beta1/referencegrants` and
  *   `/apis/multicluster.x-k8s.io/v1alpha1/serviceexports` and
  *   `/apis/mesh.aether.dev/v1alpha1/httpfilters`, plus the
@@ -63,10 +63,12 @@ import type { KubeObject } from "../../services/common/kube-object.js";
 /** The plural names of the resources the fake serves. */
 export type FakeResource =
   | "services"
+  | "configmaps"
   | "namespaces"
   | "httproutes"
   | "grpcroutes"
   | "referencegrants"
+  | "backendtlspolicies"
   | "serviceexports"
   | "httpfilters";
 
@@ -75,6 +77,7 @@ const SERVED: Readonly<
   Record<FakeResource, { group: string; version: string; kind: string; namespaced: boolean }>
 > = {
   services: { group: "", version: "v1", kind: "Service", namespaced: true },
+  configmaps: { group: "", version: "v1", kind: "ConfigMap", namespaced: true },
   namespaces: { group: "", version: "v1", kind: "Namespace", namespaced: false },
   httproutes: {
     group: "gateway.networking.k8s.io",
@@ -92,6 +95,12 @@ const SERVED: Readonly<
     group: "gateway.networking.k8s.io",
     version: "v1beta1",
     kind: "ReferenceGrant",
+    namespaced: true,
+  },
+  backendtlspolicies: {
+    group: "gateway.networking.k8s.io",
+    version: "v1",
+    kind: "BackendTLSPolicy",
     namespaced: true,
   },
   serviceexports: {

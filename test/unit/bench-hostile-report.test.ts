@@ -1,4 +1,8 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { parseDocument } from "yaml";
 import { parseBenchFlags } from "../../bench/bench-flags.js";
 import {
   HOSTILE_BEGIN,
@@ -6,7 +10,13 @@ import {
   hostileHeadline,
   renderHostileReport,
 } from "../../bench/hostile/hostile-report.js";
-import type { HostilePhase, HostileResults } from "../../bench/hostile/run-hostile.js";
+import {
+  type HostilePhase,
+  type HostileResults,
+  POD_LIMIT_MB,
+} from "../../bench/hostile/run-hostile.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
 const latency = (p99: number) => ({ count: 10, p50: 2, p90: 3, p99, max: p99 + 1 });
 const probe = (p99: number, failures = 0) => ({
@@ -124,5 +134,31 @@ describe("the hostile benchmark's flags and report", () => {
       propagation_p99_ms: 180,
       polite_list_ok_per_s_min: 40,
     });
+  });
+});
+
+describe("the hostile bench runs the registrar as the deployment does", () => {
+  it("judges peaks against the manifest's memory limit and defaults to its heap cap", () => {
+    const manifest = parseDocument(
+      readFileSync(join(ROOT, "deploy/base/registrar-deployment.yaml"), "utf8"),
+    ).toJS() as {
+      spec: {
+        template: {
+          spec: {
+            containers: {
+              resources: { limits: { memory: string } };
+              env: { name: string; value?: string }[];
+            }[];
+          };
+        };
+      };
+    };
+    const [container] = manifest.spec.template.spec.containers;
+    const limit = /^(\d+)Mi$/.exec(container?.resources.limits.memory ?? "");
+    expect(Number(limit?.[1])).toBe(POD_LIMIT_MB);
+    const nodeOptions = container?.env.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+    const heap = /--max-old-space-size=(\d+)/.exec(nodeOptions);
+    const flags = parseBenchFlags(["--hostile"]);
+    expect(flags.heapMb).toBe(Number(heap?.[1]));
   });
 });

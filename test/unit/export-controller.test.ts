@@ -726,6 +726,59 @@ describe("export controller: authority, rejections, status", () => {
     expect(log.withMessage("route rejected; it is not exported")).toHaveLength(2);
   });
 
+  it("exports a BackendTLSPolicy with its CA, follows a CA edit to one service, and rejects it once the ConfigMap is gone", async () => {
+    const clock = fakeClock();
+    const pem = (text: string) =>
+      `-----BEGIN CERTIFICATE-----\n${text}\n-----END CERTIFICATE-----\n`;
+    const ca = (text: string) =>
+      ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { namespace: "payments", name: "ledger-ca" },
+        data: { "ca.crt": pem(text) },
+      }) as KubeObject;
+    const policy: KubeObject = {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "BackendTLSPolicy",
+      metadata: { namespace: "payments", name: "ledger-tls" },
+      spec: {
+        targetRefs: [{ group: "", kind: "Service", name: "ledger" }],
+        validation: {
+          caCertificateRefs: [{ group: "", kind: "ConfigMap", name: "ledger-ca" }],
+          hostname: "ledger.payments.example",
+        },
+      },
+    };
+    const fixtures = await readManifestObjects();
+    const { store, source, c } = await exportingFixtures({
+      clock: clock.now,
+      objects: [...fixtures, ca("one"), policy],
+    });
+    const ledgerTls = async () =>
+      (await ownProjections(store))
+        .get("payments/ledger")
+        ?.backendTls.map((e) => e.caCertificatesPem);
+    expect(await ledgerTls()).toEqual([pem("one")]);
+    const before = await versions(store);
+
+    clock.advance(5_000_000_000n);
+    source.set([...fixtures, ca("two"), policy]);
+    await waitFor(async () => (await ledgerTls())?.[0] === pem("two"));
+    await c.idle();
+    const after = await versions(store);
+    expect(after["payments/ledger"]).toBe(formatVersion(T0 + 5_000_000_000n));
+    expect(after["shop/checkout"]).toBe(before["shop/checkout"]);
+
+    source.set([...fixtures, policy]);
+    await waitFor(() => c.status().rejections.length === 1);
+    await c.idle();
+    expect(c.status().rejections[0]).toMatchObject({
+      route: { kind: "BackendTLSPolicy", namespace: "payments", name: "ledger-tls" },
+      reason: "invalid_ca_certificate_ref",
+    });
+    expect(await ledgerTls()).toEqual([]);
+  });
+
   it("compares content without version and origin", () => {
     const a = makeProjection("shop/a", { version: formatVersion(T0), origin: "hub" });
     const b = makeProjection("shop/a", { version: formatVersion(T0 + 1n), origin: "spoke" });

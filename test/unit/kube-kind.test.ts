@@ -183,4 +183,21 @@ describe("adoptObject", () => {
     const item = { apiVersion: "v1", kind: "Service", metadata: { name: "s" } };
     expect(adoptObject(kind, item)).toBe(item);
   });
+
+  it("keeps only the ca.crt data key of a ConfigMap (what a BackendTLSPolicy reads)", () => {
+    const configMaps = createKindState(resource("ConfigMap"), undefined, backoff());
+    const item = {
+      metadata: { namespace: "shop", name: "ca" },
+      data: { "ca.crt": "PEM", "big.json": "x".repeat(1000) },
+      binaryData: { blob: "AAAA" },
+    };
+    expect(adoptObject(configMaps, item)).toEqual({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { namespace: "shop", name: "ca" },
+      data: { "ca.crt": "PEM" },
+    });
+    const other = { metadata: { name: "s" }, data: { "big.json": "x" } };
+    expect(adoptObject(kind, other)).toEqual({ apiVersion: "v1", kind: "Service", ...other });
+  });
 });

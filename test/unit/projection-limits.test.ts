@@ -7,6 +7,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
+  BackendTlsSchema,
   HttpFilterSchema,
   PathMatchType,
   type Route,
@@ -188,6 +189,73 @@ describe("limitProjection", () => {
       ["HTTPFilter", "lua-4", "too_large"],
       ["HTTPRoute", "a", "too_large"],
     ]);
+    expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
+  });
+
+  it("holds backend TLS entries (CA bundles) to the byte limit before the routes", () => {
+    const limits = projectionLimits({ maxBytes: 8 * 1024 });
+    const pem = (kb: number) =>
+      `-----BEGIN CERTIFICATE-----\n${"A".repeat(kb * 1024)}\n-----END CERTIFICATE-----\n`;
+    const tls = (port: number, name: string, kb: number) =>
+      create(BackendTlsSchema, {
+        port,
+        hostname: "web.shop",
+        caCertificatesPem: pem(kb),
+        policyNamespace: "shop",
+        policyName: name,
+      });
+    const p = create(ServiceConfigProjectionSchema, {
+      service: "shop/web",
+      routes: [route("a"), route("b", 1, 5_000)],
+      backendTls: [tls(0, "all", 3), tls(443, "huge", 9), tls(8443, "small", 1)],
+    });
+    const limited = limitProjection(p, limits);
+    expect(limited.projection.backendTls.map((e) => e.policyName)).toEqual(["all", "small"]);
+    expect(limited.projection.routes.map((r) => r.name)).toEqual(["a"]);
+    expect(limited.rejections.map((r) => [r.route.kind, r.route.name, r.reason])).toEqual([
+      ["BackendTLSPolicy", "huge", "too_large"],
+      ["HTTPRoute", "b", "too_large"],
+    ]);
+    expect(limited.rejections[0]?.message).toMatch(/settings for port 443 .* do not fit/);
+    expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
+  });
+
+  it("keeps HTTP filters first, then backend TLS entries, then routes", () => {
+    const limits = projectionLimits({ maxBytes: 8 * 1024 });
+    // 3 KiB each: two of the three fit in the 8 KiB budget, whichever kind comes first.
+    const filter = (name: string) =>
+      create(HttpFilterSchema, {
+        namespace: "shop",
+        name,
+        extension: { case: "lua", value: { source: "x".repeat(3 * 1024) } },
+      });
+    const tls = create(BackendTlsSchema, {
+      port: 0,
+      hostname: "web.shop",
+      caCertificatesPem: `-----BEGIN CERTIFICATE-----\n${"A".repeat(3 * 1024)}\n-----END CERTIFICATE-----\n`,
+      policyNamespace: "shop",
+      policyName: "all",
+    });
+    const p = create(ServiceConfigProjectionSchema, {
+      service: "shop/web",
+      routes: [route("a", 1, 3 * 1024)],
+      httpFilters: [filter("f-0"), filter("f-1")],
+      backendTls: [tls],
+    });
+    const limited = limitProjection(p, limits);
+    expect(limited.projection.httpFilters.map((f) => f.name)).toEqual(["f-0", "f-1"]);
+    expect(limited.projection.backendTls).toEqual([]);
+    expect(limited.projection.routes).toEqual([]);
+    expect(limited.rejections.map((r) => [r.route.kind, r.route.name, r.reason])).toEqual([
+      ["BackendTLSPolicy", "all", "too_large"],
+      ["HTTPRoute", "a", "too_large"],
+    ]);
+
+    // With one filter, the backend TLS entry fits next, and the route no longer does.
+    const one = limitProjection({ ...p, httpFilters: [filter("f-0")] }, limits);
+    expect(one.projection.httpFilters.map((f) => f.name)).toEqual(["f-0"]);
+    expect(one.projection.backendTls.map((e) => e.policyName)).toEqual(["all"]);
+    expect(one.rejections.map((r) => [r.route.kind, r.route.name])).toEqual([["HTTPRoute", "a"]]);
     expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
   });
 });

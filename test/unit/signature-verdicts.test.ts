@@ -178,3 +178,42 @@ describe("signature verdicts: a change of keys judges again", () => {
     expect(verified()).toBe(4);
   });
 });
+
+describe("the winners among admitted candidates", () => {
+  it("are ranked without judging again: a key removed since arrival revokes nothing held, while resolve would refuse it", () => {
+    let keys = HUB;
+    const { check, verified } = countingCheck(() => keys);
+    const policy = createImportPolicy({ signatures: check });
+    const candidate = (service: string, origin: string, n: number): ImportCandidate => {
+      const projection = makeProjection(service, { origin, version: versionAt(n) });
+      return { origin, service, projection: signedProjection(projection, origin, hubKey) };
+    };
+    const admitted = [candidate("shop/cart", "hub", 1), candidate("shop/pay", "hub", 2)];
+    expect(policy.resolve(admitted).rejections).toEqual([]);
+    const judged = verified();
+    keys = originKeysOf({ hub: [spareKey] });
+    const winners = policy.winners(admitted);
+    expect([...winners.keys()]).toEqual(["shop/cart", "shop/pay"]);
+    expect(winners.get("shop/pay")?.projection.version).toBe(versionAt(2));
+    expect(verified()).toBe(judged);
+    const resolved = policy.resolve(admitted);
+    expect(resolved.winners.size).toBe(0);
+    expect(resolved.rejections.map((r) => r.reason)).toEqual(["unknown_key", "unknown_key"]);
+  });
+
+  it("rank several origins of one service as resolve does", () => {
+    const policy = createImportPolicy();
+    const older = {
+      origin: "east",
+      service: "shop/cart",
+      projection: makeProjection("shop/cart", { origin: "east", version: versionAt(1) }),
+    };
+    const newer = {
+      origin: "west",
+      service: "shop/cart",
+      projection: makeProjection("shop/cart", { origin: "west", version: versionAt(2) }),
+    };
+    expect(policy.winners([older, newer]).get("shop/cart")?.origin).toBe("west");
+    expect(policy.resolve([older, newer]).winners.get("shop/cart")?.origin).toBe("west");
+  });
+});

@@ -5,12 +5,17 @@
  * as the caller's proxy would, and prints the decision with the service's
  * HTTP filters that run for the request (in order), or with `-o json` the
  * evaluator's Decision (with `httpFilters`, proto JSON, when there are some).
+ * The backend TLS settings that apply to the chosen backend come from the
+ * backend service's own projection (fetched too when the backend is another
+ * service); `-o json` adds them as `backendTls`.
  */
 import { toJson } from "@bufbuild/protobuf";
 import {
+  BackendTlsSchema,
   HttpFilterSchema,
   type ServiceConfigProjection,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { backendTlsFor } from "../../../services/common/backend-tls-select.js";
 import { evaluate } from "../../../services/common/evaluator.js";
 import { httpFiltersForPort } from "../../../services/common/http-filter-selection.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
@@ -33,6 +38,7 @@ export async function runExplain(
   const { target } = command;
   let projection: ServiceConfigProjection | undefined;
   let agent: AgentLookup | undefined;
+  let agentEntries: Awaited<ReturnType<typeof fetchAgentRoutes>> | undefined;
   if (command.agent === undefined) {
     projection = await findProjection(
       context.client,
@@ -41,11 +47,11 @@ export async function runExplain(
       unaryCallOptions(context),
     );
   } else {
-    const entries = await fetchAgentRoutes(command.agent, {
+    agentEntries = await fetchAgentRoutes(command.agent, {
       timeoutMs: context.global.timeoutMs,
       signal: context.signal,
     });
-    agent = { url: command.agent, entry: findAgentRoute(entries, target.service) };
+    agent = { url: command.agent, entry: findAgentRoute(agentEntries, target.service) };
     projection = agent.entry?.projection;
   }
   const decision = evaluate({
@@ -60,16 +66,32 @@ export async function runExplain(
     random: command.random.next,
   });
   const httpFilters = httpFiltersForPort(projection, target.port);
+  const backend = decision.backend;
+  let backendProjection = projection;
+  if (backend !== undefined && backend.service !== target.service && backend.service !== "") {
+    backendProjection =
+      command.agent === undefined
+        ? await findProjection(
+            context.client,
+            backend.service,
+            command.origin,
+            unaryCallOptions(context),
+          )
+        : findAgentRoute(agentEntries ?? [], backend.service)?.projection;
+  }
+  const backendTls =
+    backend === undefined ? undefined : backendTlsFor(backendProjection, backend.port);
   // The filters run whatever the rule; JSON names them (proto JSON) only when there are some.
-  const json = {
-    ...decision,
-    ...(httpFilters.length === 0
-      ? {}
-      : { httpFilters: httpFilters.map((f) => toJson(HttpFilterSchema, f)) }),
-  };
   context.stdout(
     context.global.output === "json"
-      ? toJsonText(agent === undefined ? json : { ...json, agentRoute: agentRouteJson(agent) })
+      ? toJsonText({
+          ...decision,
+          ...(httpFilters.length === 0
+            ? {}
+            : { httpFilters: httpFilters.map((f) => toJson(HttpFilterSchema, f)) }),
+          ...(agent === undefined ? {} : { agentRoute: agentRouteJson(agent) }),
+          ...(backendTls === undefined ? {} : { backendTls: toJson(BackendTlsSchema, backendTls) }),
+        })
       : formatExplanation({
           target,
           projection,
@@ -78,6 +100,7 @@ export async function runExplain(
           random: command.random.description,
           httpFilters,
           ...(agent === undefined ? {} : { agent }),
+          ...(backendTls === undefined ? {} : { backendTls }),
         }),
   );
   return 0;

@@ -543,7 +543,8 @@ export type ExportStatus = Message<"aether.registry.v1.ExportStatus"> & {
   services: number;
 
   /**
-   * The routes the projector rejected, by kind, namespace and name.
+   * The routes (and BackendTLSPolicies) the projector rejected, by kind,
+   * namespace and name.
    *
    * @generated from field: repeated aether.registry.v1.RouteRejection route_rejections = 6;
    */
@@ -589,13 +590,15 @@ export const ExportStatusSchema: GenMessage<ExportStatus> = /*@__PURE__*/
   messageDesc(file_aether_registry_v1_config_service, 11);
 
 /**
- * RouteRejection is a route the projector refused to export.
+ * RouteRejection is a route the projector refused to export, or a
+ * BackendTLSPolicy or HTTPFilter it refused to carry (reported the same way).
  *
  * @generated from message aether.registry.v1.RouteRejection
  */
 export type RouteRejection = Message<"aether.registry.v1.RouteRejection"> & {
   /**
-   * `HTTPRoute` or `GRPCRoute`; `HTTPFilter` for an HTTPFilter, rejected like a route.
+   * `HTTPRoute`, `GRPCRoute` or `BackendTLSPolicy`; `HTTPFilter` for an
+   * HTTPFilter, rejected like a route.
    *
    * @generated from field: string kind = 1;
    */
