@@ -16,7 +16,8 @@
  * backends). A BackendTLSPolicy affects
  * the Services it targets, a ConfigMap the targets of the policies naming it;
  * the Services that share policies are re-projected together, since which
- * policy wins one of them decides whether a policy is rejected.
+ * policy wins one of them decides whether a policy is rejected. VirtualHosts
+ * are not tracked precisely (see `projector-incremental-virtual-hosts.ts`).
  *
  * Pure and deterministic: no I/O, no clock. Objects passed in must not be
  * modified afterwards: a changed object must be a new object.
@@ -31,6 +32,7 @@ import {
   type RouteWarning,
 } from "./projector.js";
 import { field, isJsonObject, type JsonObject } from "./projector-fields.js";
+import { createVirtualHostTracker } from "./projector-incremental-virtual-hosts.js";
 import { HTTP_FILTER as HTTP_FILTER_TYPE } from "./projector-index.js";
 
 /** What {@link IncrementalProjector.update} found. */
@@ -155,6 +157,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
   /** The BackendTLSPolicy objects naming each ConfigMap. */
   let policiesByConfigMap = new Map<string, KubeObject[]>();
   let grants: KubeObject[] = [];
+  const virtualHosts = createVirtualHostTracker();
   let inScope = new Set<string>();
   /** The problems of each route (by RouteRef), rejections and warnings. */
   let problems = new Map<string, { rejections: RouteRejection[]; warnings: RouteWarning[] }>();
@@ -162,6 +165,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
   const index = (object: KubeObject): void => {
     const { type, identity, key } = classify(object);
     if (type === REFERENCE_GRANT) grants.push(object);
+    if (virtualHosts.index(object)) return;
     if (identity === undefined || key === undefined || !isTracked(type)) return;
     push(byIdentity, identity, object);
     if (type === BACKEND_TLS_POLICY) {
@@ -210,6 +214,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     policiesByTarget = new Map();
     policiesByConfigMap = new Map();
     grants = [];
+    virtualHosts.reset();
     for (const object of unindexed) index(object);
     unindexed = undefined;
   };
@@ -238,7 +243,10 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     const touchedPolicies = new Set<string>();
     for (const object of [...removed, ...added]) {
       const { type, identity, key } = classify(object);
-      if (type === REFERENCE_GRANT) return undefined;
+      if (type === REFERENCE_GRANT || virtualHosts.isVirtualHost(object)) return undefined;
+      if ((type === SERVICE || type === SERVICE_EXPORT) && virtualHosts.targets(key ?? "")) {
+        return undefined; // a VirtualHost's claims may change
+      }
       if (type === BACKEND_TLS_POLICY) {
         if (identity === undefined) return undefined; // its rejection is not tracked
         touchedPolicies.add(identity);
@@ -317,9 +325,17 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
       }
     }
 
+    for (const object of virtualHosts.objects) subset.add(object);
+    for (const service of virtualHosts.services) addIdentity(`${SERVICE}\u0000${service}`);
+
     const output = projectServices([...subset], options);
     const projections = output.projections.filter((p) => affected.has(p.service));
     const projected = new Set(projections.map((p) => p.service));
+    for (const service of virtualHosts.services) {
+      // A VirtualHost is reported only while its Service is in scope.
+      if (affected.has(service) && inScope.has(service) !== projected.has(service))
+        return undefined;
+    }
     const gone = [...affected].filter((s) => inScope.has(s) && !projected.has(s)).sort();
     for (const service of gone) inScope.delete(service);
     for (const service of projected) inScope.add(service);

@@ -36,6 +36,7 @@ import {
   type ServiceInfo,
 } from "./projector-index.js";
 import { convertRoute, type RouteProblem } from "./projector-route.js";
+import { attachVirtualHosts } from "./projector-virtual-host.js";
 import { checkServiceName } from "./service-name.js";
 
 /** The object index and its object types, for callers of {@link projectRoute}. */
@@ -94,12 +95,12 @@ export const ROUTE_WARNING_REASONS: readonly string[] = [
 
 /**
  * Identifies a route object, or a policy object the projector reads the same
- * way (a BackendTLSPolicy or an HTTPFilter, whose problems are reported like a
- * route's).
+ * way (a BackendTLSPolicy, an HTTPFilter or a VirtualHost, whose problems are
+ * reported like a route's).
  */
 export interface RouteRef {
   /** The object's kind. */
-  readonly kind: "HTTPRoute" | "GRPCRoute" | "HTTPFilter" | "BackendTLSPolicy";
+  readonly kind: "HTTPRoute" | "GRPCRoute" | "HTTPFilter" | "BackendTLSPolicy" | "VirtualHost";
   /** The route's namespace (`""` when the object has none). */
   readonly namespace: string;
   /** The route's name (`""` when the object has none). */
@@ -138,6 +139,12 @@ export interface RouteRef {
  * that does not exist, or to a sectionName it has no port for) and
  * `conflicted` (an older policy, or one first by namespace/name, targets the
  * same Service and sectionName).
+ *
+ * A VirtualHost (kind `VirtualHost`) is left out with the same reasons where
+ * they fit: `invalid_kind` (a targetRef to anything but a Service),
+ * `invalid_value` (a host name that is not RFC 1123, or listed twice),
+ * `unknown_target` and `conflicted` (an older VirtualHost, or one first by
+ * namespace/name, holds one of its host names for another Service).
  */
 export interface RouteRejection {
   /** The route. */
@@ -260,8 +267,8 @@ function projectOne(route: KubeObject, index: ObjectIndex, mesh: boolean): Proje
  * is never projected.
  *
  * Each projection carries the BackendTLSPolicies that target its Service
- * (see `projector-backend-tls.ts`); a policy never brings a Service into
- * scope.
+ * (see `projector-backend-tls.ts`) and the VirtualHosts that name it (see
+ * `projector-virtual-host.ts`); neither ever brings a Service into scope.
  *
  * An exported service with no valid routes still gets a projection (with no
  * routes). Rejected routes are left out and reported, never the whole service.
@@ -325,6 +332,8 @@ export function projectServices(
   const backendTls = attachBackendTls(index, (key) => routes.has(key));
   for (const p of backendTls.rejections) rejections.push(policyRejection(p));
   for (const p of backendTls.warnings) warnings.push(policyRejection(p));
+  const virtualHosts = attachVirtualHosts(index, (key) => routes.has(key));
+  for (const p of virtualHosts.rejections) rejections.push(policyRejection(p, "VirtualHost"));
   const projections = [...routes.keys()].sort(compareStrings).map((service) =>
     create(ServiceConfigProjectionSchema, {
       service,
@@ -333,6 +342,7 @@ export function projectServices(
       routes: (routes.get(service) as Route[]).sort(compareRoutes),
       httpFilters: attached.filters.get(service) ?? [],
       backendTls: backendTls.entries.get(service) ?? [],
+      virtualHosts: virtualHosts.entries.get(service) ?? [],
     }),
   );
   return {
@@ -463,8 +473,11 @@ function routeRefOf(object: KubeObject): RouteRef {
   return { kind, namespace: read("namespace"), name: read("name") };
 }
 
-function policyRejection(p: PolicyProblem): RouteRejection {
-  const route: RouteRef = { kind: "BackendTLSPolicy", namespace: p.namespace, name: p.name };
+function policyRejection(
+  p: PolicyProblem,
+  kind: "BackendTLSPolicy" | "VirtualHost" = "BackendTLSPolicy",
+): RouteRejection {
+  const route: RouteRef = { kind, namespace: p.namespace, name: p.name };
   return { route, reason: p.reason, message: p.message, services: p.services };
 }
 
