@@ -3,7 +3,8 @@
  * (`ListWatch`) per kind the projector reads, HTTPRoute, GRPCRoute and
  * BackendTLSPolicy (`gateway.networking.k8s.io/v1`), ReferenceGrant
  * (`gateway.networking.k8s.io/v1beta1`), Service, ConfigMap and Namespace
- * (`v1`) and ServiceExport (`multicluster.x-k8s.io/v1alpha1`).
+ * (`v1`), ServiceExport (`multicluster.x-k8s.io/v1alpha1`) and VirtualHost
+ * (`mesh.aether.dev/v1alpha1`).
  *
  * How it uses client-node 1.4.0, whose informer leaves several things to
  * its caller:
@@ -56,7 +57,8 @@ import type { ObjectSource, SourceProblem } from "./object-source.js";
 export type { KubeResource } from "./kube-kind.js";
 
 /**
- * The nine resources the Kubernetes source watches. ConfigMaps are read for
+ * The ten resources the Kubernetes source watches (VirtualHost's CRD from
+ * deploy/crds; a cluster without it is tolerated like any missing CRD). ConfigMaps are read for
  * the CA certificates BackendTLSPolicies reference; of each, only the
  * `ca.crt` data key is kept (see `adoptObject` in `kube-kind.ts`).
  */
@@ -104,6 +106,13 @@ export const KUBERNETES_SOURCE_RESOURCES: readonly KubeResource[] = Object.freez
     version: "v1alpha1",
     plural: "httpfilters",
     kind: "HTTPFilter",
+    namespaced: true,
+  },
+  {
+    group: "mesh.aether.dev",
+    version: "v1alpha1",
+    plural: "virtualhosts",
+    kind: "VirtualHost",
     namespaced: true,
   },
 ]);

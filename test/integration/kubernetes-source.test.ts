@@ -35,6 +35,7 @@ const RESOURCES: FakeResource[] = [
   "backendtlspolicies",
   "serviceexports",
   "httpfilters",
+  "virtualhosts",
 ];
 
 const serviceParent = (name: string, namespace?: string) => ({
@@ -150,6 +151,15 @@ const OBJECTS: KubeObject[] = [
     spec: {
       targetRefs: [{ group: "", kind: "Service", name: "cart" }],
       headerMutation: { response: { set: [{ name: "x-served-by", value: "cart" }] } },
+    },
+  },
+  {
+    apiVersion: "mesh.aether.dev/v1alpha1",
+    kind: "VirtualHost",
+    metadata: { namespace: "shop", name: "cart-names" },
+    spec: {
+      targetRef: { group: "", kind: "Service", name: "cart" },
+      hostnames: ["cart.example.com"],
     },
   },
 ];

@@ -1,0 +1,115 @@
+/**
+ * The VirtualHost CRD (deploy/crds/virtualhost-crd.yaml), read as the file
+ * it is (no kubectl needed): it defines the kind and resource the Kubernetes
+ * source watches, and its hostname pattern accepts and refuses exactly what
+ * the projector does, table-driven. Every VirtualHost in examples/mesh is
+ * read by the projector without a problem.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import type { KubeObject } from "../../services/common/kube-object.js";
+import { readVirtualHost } from "../../services/common/projector-virtual-host-read.js";
+import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
+
+interface HostnamesSchema {
+  readonly minItems: number;
+  readonly maxItems: number;
+  readonly items: { readonly pattern: string; readonly maxLength: number };
+}
+
+async function crd() {
+  const text = await readFile("deploy/crds/virtualhost-crd.yaml", "utf8");
+  const docs = parseAllDocuments(text).map((d) => d.toJSON());
+  expect(docs).toHaveLength(1);
+  return docs[0] as {
+    kind: string;
+    metadata: { name: string };
+    spec: {
+      group: string;
+      scope: string;
+      names: { kind: string; plural: string };
+      versions: {
+        name: string;
+        schema: {
+          openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } };
+        };
+      }[];
+    };
+  };
+}
+
+function virtualHost(hostnames: unknown): KubeObject {
+  return {
+    apiVersion: "mesh.aether.dev/v1alpha1",
+    kind: "VirtualHost",
+    metadata: { namespace: "shop", name: "v" },
+    spec: { targetRef: { group: "", kind: "Service", name: "web" }, hostnames },
+  };
+}
+
+describe("the VirtualHost CRD", () => {
+  it("defines the resource the Kubernetes source watches", async () => {
+    const object = await crd();
+    expect(object.kind).toBe("CustomResourceDefinition");
+    expect(object.spec.scope).toBe("Namespaced");
+    const watched = KUBERNETES_SOURCE_RESOURCES.find((r) => r.kind === "VirtualHost");
+    expect(watched).toMatchObject({
+      group: object.spec.group,
+      plural: object.spec.names.plural,
+      namespaced: true,
+    });
+    expect(object.metadata.name).toBe(`${object.spec.names.plural}.${object.spec.group}`);
+    expect(object.spec.versions.map((v) => v.name)).toEqual([watched?.version]);
+  });
+
+  const cases: [string, boolean][] = [
+    ["web.example.com", true],
+    ["*.example.com", true],
+    ["localhost", true],
+    [`${"a".repeat(63)}.example.com`, true],
+    [`${"a".repeat(64)}.example.com`, false],
+    ["Web.example.com", false],
+    ["a.*.example.com", false],
+    ["*", false],
+    ["web.example.com:80", false],
+    ["-web.example.com", false],
+    ["web_1.example.com", false],
+    ["web.example.com.", false],
+  ];
+  it.each(cases)("the schema and the projector agree on %s (valid: %s)", async (name, valid) => {
+    const hostnames = (await crd()).spec.versions[0]?.schema.openAPIV3Schema.properties.spec
+      .properties.hostnames as HostnamesSchema;
+    const bySchema = new RegExp(hostnames.items.pattern).test(name) && name.length <= 253;
+    expect(bySchema).toBe(valid);
+    let byProjector = true;
+    try {
+      readVirtualHost(virtualHost([name]));
+    } catch {
+      byProjector = false;
+    }
+    expect(byProjector).toBe(valid);
+    expect([hostnames.minItems, hostnames.maxItems]).toEqual([1, 16]);
+  });
+
+  it("every VirtualHost in examples/mesh reads without a problem", async () => {
+    const found: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(path);
+        else if (/\.ya?ml$/.test(entry.name)) {
+          for (const doc of parseAllDocuments(await readFile(path, "utf8"))) {
+            const object = doc.toJSON() as KubeObject | null;
+            if (object?.kind !== "VirtualHost") continue;
+            found.push(path);
+            expect(() => readVirtualHost(object), path).not.toThrow();
+          }
+        }
+      }
+    };
+    await walk("examples/mesh");
+    expect(found.length).toBeGreaterThan(0);
+  });
+});
