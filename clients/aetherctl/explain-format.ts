@@ -136,6 +136,12 @@ export function formatExplanation(explanation: Explanation): string {
       "service",
       `${target.service} port ${target.port}${target.portName === undefined ? "" : ` (${target.portName})`}`,
     ],
+    [
+      "virtual host",
+      target.virtualHost === undefined
+        ? ""
+        : `${target.virtualHostName ?? ""} matches ${target.virtualHost.hostname} (VirtualHost ${target.virtualHost.virtualHost})`,
+    ],
     ["decision", statusLine(decision)],
     ["decided by", decidedBy(explanation)],
     ["http filters", describeHttpFilters(explanation.httpFilters ?? [])],

@@ -4,7 +4,9 @@
  * shared evaluator decides. The destination service comes from the URL's host
  * as Kubernetes DNS names it: `name.namespace`, `name.namespace.svc`,
  * `name.namespace.svc.<cluster domain>`, or a bare `name` in the caller's
- * namespace. Pure; every problem is a {@link UsageError}.
+ * namespace. Any other host name is left for a VirtualHost to name
+ * (`virtualHostName`, resolved by `commands/explain.ts` against the
+ * projections' VirtualHost names). Pure; every problem is a {@link UsageError}.
  */
 import type { EvaluatorRequest } from "../../services/common/evaluator-types.js";
 import { checkServiceName, isDns1123Label } from "../../services/common/service-name.js";
@@ -12,8 +14,22 @@ import { UsageError } from "../../services/process/usage-error.js";
 
 /** What `aetherctl explain` evaluates. */
 export interface ExplainTarget {
-  /** The destination service, `namespace/name`. */
+  /**
+   * The destination service, `namespace/name`; `""` while `virtualHostName`
+   * is still to be looked up.
+   */
   readonly service: string;
+  /**
+   * The URL's host name when it is not a Kubernetes DNS name of a service
+   * (for example `cart.shop.example`): the service is the one whose
+   * VirtualHost names match it.
+   */
+  readonly virtualHostName?: string;
+  /**
+   * Once looked up: the VirtualHost name that matched (`*.`-prefixed for a
+   * wildcard) and the VirtualHost (`namespace/name`) carrying it.
+   */
+  readonly virtualHost?: { readonly hostname: string; readonly virtualHost: string };
   /** The service port the caller dials. */
   readonly port: number;
   /** The name of that port, for parentRefs that use `sectionName`; undefined when not given. */
@@ -84,15 +100,10 @@ export function parseTargetUrl(text: string): URL {
  */
 export function serviceOfHost(host: string, callerNamespace: string): string {
   const hostname = host.toLowerCase().replace(/\.$/, "");
-  if (IPV4.test(hostname) || hostname.startsWith("[")) {
-    throw new UsageError(
-      `${hostname} is an IP address; explain needs the service's DNS name (name, name.namespace or name.namespace.svc.cluster.local)`,
-      "explain",
-    );
-  }
+  checkNotAnAddress(hostname);
   const labels = hostname.split(".");
-  const [name = "", namespace = callerNamespace, svc] = labels;
-  if (labels.length > 2 && svc !== "svc") {
+  const [name = "", namespace = callerNamespace] = labels;
+  if (!isServiceDnsName(hostname)) {
     throw new UsageError(
       `cannot tell the service from host ${JSON.stringify(hostname)}: use name, name.namespace, name.namespace.svc or name.namespace.svc.cluster.local`,
       "explain",
@@ -102,6 +113,25 @@ export function serviceOfHost(host: string, callerNamespace: string): string {
   const problem = checkServiceName(service);
   if (problem !== undefined) throw new UsageError(`host ${hostname}: ${problem}`, "explain");
   return service;
+}
+
+/**
+ * Whether a host name has the shape of a Kubernetes DNS name of a service
+ * (`name`, `name.ns`, `name.ns.svc…`); other names can only be VirtualHost
+ * names.
+ */
+export function isServiceDnsName(host: string): boolean {
+  const labels = host.toLowerCase().replace(/\.$/, "").split(".");
+  return labels.length <= 2 || labels[2] === "svc";
+}
+
+function checkNotAnAddress(hostname: string): void {
+  if (IPV4.test(hostname) || hostname.startsWith("[")) {
+    throw new UsageError(
+      `${hostname} is an IP address; explain needs the service's DNS name (name, name.namespace or name.namespace.svc.cluster.local)`,
+      "explain",
+    );
+  }
 }
 
 function parsePort(text: string): number {
@@ -165,7 +195,10 @@ export function buildExplainTarget(args: ExplainArguments): ExplainTarget {
   }
   const { method, target } = splitPositionals(args);
   const url = parseTargetUrl(target);
-  const service = serviceOfHost(url.hostname, callerNamespace);
+  const byName = !isServiceDnsName(url.hostname);
+  if (byName) checkNotAnAddress(url.hostname.toLowerCase());
+  const service = byName ? "" : serviceOfHost(url.hostname, callerNamespace);
+  const lookup = byName ? { virtualHostName: url.hostname.toLowerCase().replace(/\.$/, "") } : {};
   const scheme = url.protocol.slice(0, -1);
   const port =
     args.port !== undefined
@@ -180,6 +213,7 @@ export function buildExplainTarget(args: ExplainArguments): ExplainTarget {
     const grpc = parseGrpc(args.grpc);
     return {
       service,
+      ...lookup,
       port,
       portName: args.portName,
       callerNamespace,
@@ -190,6 +224,7 @@ export function buildExplainTarget(args: ExplainArguments): ExplainTarget {
   const path = `${url.pathname}${url.search}`;
   return {
     service,
+    ...lookup,
     port,
     portName: args.portName,
     callerNamespace,

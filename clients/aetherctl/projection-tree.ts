@@ -3,7 +3,7 @@
  * header (service, origin, signer, version and age) and an indented tree of routes,
  * rules, matches, filters, backends, timeouts and retry policies, then the
  * service's HTTP filters in run order, then its backend TLS settings
- * (BackendTLSPolicy). Pure.
+ * (BackendTLSPolicy); its VirtualHost names are a header line. Pure.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
@@ -28,6 +28,7 @@ import {
 import { describeSignature, type SignatureReport } from "./signature-report.js";
 import { formatFields } from "./table-format.js";
 import { formatAge, formatMillis } from "./time-format.js";
+import { describeVirtualHosts } from "./virtual-host-describe.js";
 
 const STEP = "  ";
 
@@ -164,6 +165,8 @@ export function formatProjectionTree(
   if (projection.httpFilters.length > 0) {
     fields.push(["filters", String(projection.httpFilters.length)]);
   }
+  const virtualHosts = describeVirtualHosts(projection);
+  if (virtualHosts !== "") fields.push(["virtual hosts", virtualHosts]);
   if (projection.backendTls.length > 0) {
     fields.push(["backend tls", String(projection.backendTls.length)]);
   }

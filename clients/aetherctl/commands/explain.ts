@@ -8,8 +8,13 @@
  * The backend TLS settings that apply to the chosen backend come from the
  * backend service's own projection (fetched too when the backend is another
  * service); `-o json` adds them as `backendTls`.
+ * A URL whose host is not a service's DNS name selects the service whose
+ * VirtualHost names match it (`serviceForHost`, over every projection of
+ * the view or the agent's table), printed as `virtual host`; `-o json`
+ * adds it as `virtualHost`.
  */
 import { toJson } from "@bufbuild/protobuf";
+import { ConfigView } from "../../../gen/aether/registry/v1/config_service_pb.js";
 import {
   BackendTlsSchema,
   HttpFilterSchema,
@@ -18,6 +23,8 @@ import {
 import { backendTlsFor } from "../../../services/common/backend-tls-select.js";
 import { evaluate } from "../../../services/common/evaluator.js";
 import { httpFiltersForPort } from "../../../services/common/http-filter-selection.js";
+import { serviceForHost } from "../../../services/common/virtual-host-select.js";
+import { UsageError } from "../../../services/process/usage-error.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
 import {
   type AgentLookup,
@@ -27,15 +34,16 @@ import {
 } from "../agent-routes.js";
 import { type CommandContext, unaryCallOptions } from "../command-context.js";
 import { formatExplanation } from "../explain-format.js";
+import type { ExplainTarget } from "../explain-request.js";
 import { toJsonText } from "../json-output.js";
-import { findProjection, viewName } from "../registrar-client.js";
+import { findProjection, listProjections, viewName } from "../registrar-client.js";
 
 /** Runs `aetherctl explain`; resolves with the exit code. */
 export async function runExplain(
   context: CommandContext,
   command: ExplainCommand,
 ): Promise<number> {
-  const { target } = command;
+  const target = await resolveVirtualHost(context, command);
   let projection: ServiceConfigProjection | undefined;
   let agent: AgentLookup | undefined;
   let agentEntries: Awaited<ReturnType<typeof fetchAgentRoutes>> | undefined;
@@ -91,6 +99,7 @@ export async function runExplain(
             : { httpFilters: httpFilters.map((f) => toJson(HttpFilterSchema, f)) }),
           ...(agent === undefined ? {} : { agentRoute: agentRouteJson(agent) }),
           ...(backendTls === undefined ? {} : { backendTls: toJson(BackendTlsSchema, backendTls) }),
+          ...(target.virtualHost === undefined ? {} : { virtualHost: target.virtualHost }),
         })
       : formatExplanation({
           target,
@@ -104,4 +113,46 @@ export async function runExplain(
         }),
   );
   return 0;
+}
+
+/**
+ * The command's target with its service, looked up by VirtualHost name when
+ * the URL's host is not a service's DNS name; a UsageError when no
+ * projection carries the name.
+ */
+async function resolveVirtualHost(
+  context: CommandContext,
+  command: ExplainCommand,
+): Promise<ExplainTarget> {
+  const { target } = command;
+  const name = target.virtualHostName;
+  if (name === undefined) return target;
+  const projections =
+    command.agent === undefined
+      ? (
+          await listProjections(
+            context.client,
+            { services: [], origin: command.origin, view: ConfigView.EFFECTIVE },
+            unaryCallOptions(context),
+          )
+        ).projections
+      : (
+          await fetchAgentRoutes(command.agent, {
+            timeoutMs: context.global.timeoutMs,
+            signal: context.signal,
+          })
+        ).map((entry) => entry.projection);
+  const match = serviceForHost(projections, name, target.port);
+  if (match === undefined) {
+    throw new UsageError(
+      `cannot tell the service from host ${JSON.stringify(name)}: it is not a service's DNS name (name, name.namespace, name.namespace.svc or name.namespace.svc.cluster.local) and no VirtualHost names it for port ${target.port}`,
+      "explain",
+    );
+  }
+  const { namespace, name: object } = match.virtualHost;
+  return {
+    ...target,
+    service: match.service,
+    virtualHost: { hostname: match.hostname, virtualHost: `${namespace}/${object}` },
+  };
 }

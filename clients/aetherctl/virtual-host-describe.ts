@@ -1,0 +1,23 @@
+/**
+ * A projection's VirtualHost names as `aetherctl get` prints them: one
+ * header value listing, per accepted VirtualHost, its host names, the port
+ * it applies to and where it came from. Pure.
+ */
+import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+
+/**
+ * `*.cart.shop.example, cart.shop.example (every port, VirtualHost
+ * shop/cart-names)`, entries separated by `; `; `""` when the projection
+ * carries none.
+ */
+export function describeVirtualHosts(projection: ServiceConfigProjection): string {
+  return projection.virtualHosts
+    .map((entry) => {
+      const port =
+        entry.port === 0
+          ? "every port"
+          : `port ${entry.port}${entry.sectionName === "" ? "" : ` (${entry.sectionName})`}`;
+      return `${entry.hostnames.join(", ")} (${port}, VirtualHost ${entry.namespace}/${entry.name})`;
+    })
+    .join("; ");
+}
