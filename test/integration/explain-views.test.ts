@@ -157,6 +157,15 @@ const REQUESTS: { name: string; args: string[]; expect: Json }[] = [
     ],
     expect: { ruleName: "eu-shard", backend: { service: "payments/ledger-eu" } },
   },
+  {
+    name: "a VirtualHost name of cart (examples/mesh/shop/cart-names.yaml): cart's routes",
+    args: ["--from-namespace", "web", "GET", "http://eu.cart.shop.example:8080/basket/items"],
+    expect: {
+      status: 301,
+      ruleName: "old-basket",
+      virtualHost: { hostname: "*.cart.shop.example", virtualHost: "shop/cart-names" },
+    },
+  },
 ];
 
 let etcd: EtcdHandle | undefined;
