@@ -7,31 +7,17 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
-import { projectServices } from "../../services/common/projector.js";
-import { routesBeforeAndAfterRestart } from "../support/agent-route-table.js";
+import {
+  exportedProjection,
+  projectionFieldOf,
+  routesBeforeAndAfterRestart,
+  serviceWithRoute as withPort,
+} from "../support/agent-route-table.js";
+
+const serviceWithRoute = (name: string) => withPort(name, { name: "https", port: 443 });
+const backendTls = (body: string) => projectionFieldOf(body, "backendTls");
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIBagent\n-----END CERTIFICATE-----\n";
-
-/** A Service `name` with an `https` port and a route attaching to it (which brings it into scope). */
-function serviceWithRoute(name: string): KubeObject[] {
-  return [
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { namespace: "shop", name },
-      spec: { ports: [{ name: "https", port: 443 }] },
-    },
-    {
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "HTTPRoute",
-      metadata: { namespace: "shop", name: `${name}-route` },
-      spec: {
-        parentRefs: [{ group: "", kind: "Service", name }],
-        rules: [{ backendRefs: [{ name, port: 443 }] }],
-      },
-    },
-  ];
-}
 
 function tlsPolicy(name: string, target: string, validation: object): KubeObject {
   return {
@@ -45,39 +31,21 @@ function tlsPolicy(name: string, target: string, validation: object): KubeObject
   };
 }
 
-interface RoutesJson {
-  services: { service: string; source: string; projection: { backendTls?: unknown[] } }[];
-}
-
-/** Each service's `backendTls` in a `/routes` document. */
-function backendTls(body: string): Record<string, unknown> {
-  const table = JSON.parse(body) as RoutesJson;
-  return Object.fromEntries(
-    table.services.map((s) => [`${s.service} (${s.source})`, s.projection.backendTls]),
-  );
-}
-
 describe("agent: BackendTLSPolicy in the route table", () => {
   it("serves exported and local backend TLS at /routes and keeps it in its cache", async () => {
-    const exported = projectServices(
-      [
-        ...serviceWithRoute("a"),
-        {
-          apiVersion: "v1",
-          kind: "ConfigMap",
-          metadata: { namespace: "shop", name: "a-ca" },
-          data: { "ca.crt": PEM },
-        } as KubeObject,
-        tlsPolicy("a-tls", "a", {
-          caCertificateRefs: [{ group: "", kind: "ConfigMap", name: "a-ca" }],
-          hostname: "a.shop.example",
-        }),
-      ],
-      { exportAll: true },
-    );
-    expect(exported.rejections).toEqual([]);
-    const projection = exported.projections[0];
-    if (projection === undefined) throw new Error("no projection of shop/a");
+    const projection = exportedProjection([
+      ...serviceWithRoute("a"),
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { namespace: "shop", name: "a-ca" },
+        data: { "ca.crt": PEM },
+      } as KubeObject,
+      tlsPolicy("a-tls", "a", {
+        caCertificateRefs: [{ group: "", kind: "ConfigMap", name: "a-ca" }],
+        hostname: "a.shop.example",
+      }),
+    ]);
     const local = [
       ...serviceWithRoute("b"),
       tlsPolicy("b-tls", "b", {

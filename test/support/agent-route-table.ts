@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type Agent, createAgent } from "../../clients/agent/agent.js";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
+import { projectServices } from "../../services/common/projector.js";
 import { startTestRegistrar } from "./in-process-registrar.js";
 import { createMemoryObjectSource } from "./memory-source.js";
 import { versionAt } from "./projections.js";
@@ -66,4 +67,55 @@ export async function routesBeforeAndAfterRestart(
   } finally {
     for (const step of undo.reverse()) await step();
   }
+}
+
+/**
+ * A Service `shop/name` with one named port and an HTTPRoute attaching to
+ * it (which brings it into scope under `exportAll` and at an agent).
+ */
+export function serviceWithRoute(name: string, port: { name: string; port: number }): KubeObject[] {
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { namespace: "shop", name },
+      spec: { ports: [port] },
+    },
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "HTTPRoute",
+      metadata: { namespace: "shop", name: `${name}-route` },
+      spec: {
+        parentRefs: [{ group: "", kind: "Service", name }],
+        rules: [{ backendRefs: [{ name, port: port.port }] }],
+      },
+    },
+  ];
+}
+
+/**
+ * One field of each entry's projection in a `/routes` document (JSON names,
+ * for example `backendTls`), keyed `service (source)`.
+ */
+export function projectionFieldOf(body: string, field: string): Record<string, unknown> {
+  const table = JSON.parse(body) as {
+    services: { service: string; source: string; projection: Record<string, unknown> }[];
+  };
+  return Object.fromEntries(
+    table.services.map((s) => [`${s.service} (${s.source})`, s.projection[field]]),
+  );
+}
+
+/**
+ * The one projection `objects` give under `exportAll`; throws when the
+ * projector rejects anything or projects no service.
+ */
+export function exportedProjection(objects: readonly KubeObject[]): ServiceConfigProjection {
+  const exported = projectServices(objects, { exportAll: true });
+  if (exported.rejections.length > 0) {
+    throw new Error(`rejected: ${exported.rejections.map((r) => r.message).join("; ")}`);
+  }
+  const projection = exported.projections[0];
+  if (projection === undefined) throw new Error("no projection");
+  return projection;
 }
