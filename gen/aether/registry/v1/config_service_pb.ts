@@ -591,14 +591,15 @@ export const ExportStatusSchema: GenMessage<ExportStatus> = /*@__PURE__*/
 
 /**
  * RouteRejection is a route the projector refused to export, or a
- * BackendTLSPolicy or HTTPFilter it refused to carry (reported the same way).
+ * BackendTLSPolicy, HTTPFilter or VirtualHost it refused to carry (reported
+ * the same way).
  *
  * @generated from message aether.registry.v1.RouteRejection
  */
 export type RouteRejection = Message<"aether.registry.v1.RouteRejection"> & {
   /**
-   * `HTTPRoute`, `GRPCRoute` or `BackendTLSPolicy`; `HTTPFilter` for an
-   * HTTPFilter, rejected like a route.
+   * `HTTPRoute`, `GRPCRoute`, `BackendTLSPolicy`, `HTTPFilter` or
+   * `VirtualHost`, each rejected like a route.
    *
    * @generated from field: string kind = 1;
    */
