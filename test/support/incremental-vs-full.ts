@@ -7,7 +7,10 @@
  */
 import { toBinary } from "@bufbuild/protobuf";
 import { expect } from "vitest";
-import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
+import {
+  type ServiceConfigProjection,
+  ServiceConfigProjectionSchema,
+} from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { mulberry32 } from "../../services/common/mulberry32.js";
 import { type ProjectorOptions, projectServices } from "../../services/common/projector.js";
@@ -17,12 +20,14 @@ import { createIncrementalProjector } from "../../services/common/projector-incr
  * Runs `seeds` × `steps` random edits (`edit` must return a new array and
  * never modify an object) from `initial` with the given options, asserting
  * equality with a full projection after each; returns how many updates were
- * incremental, so a caller can check the fast path was taken.
+ * incremental, so a caller can check the fast path was taken. `observe`
+ * sees every projection an incremental or full update gives.
  */
 export function checkIncrementalAgainstFull(
   options: ProjectorOptions,
   initial: readonly KubeObject[],
   edit: (next: () => number, objects: readonly KubeObject[]) => KubeObject[],
+  observe: (projection: ServiceConfigProjection) => void = () => {},
   seeds = 10,
   steps = 40,
 ): number {
@@ -37,8 +42,10 @@ export function checkIncrementalAgainstFull(
       if (update.full) held.clear();
       else incremental++;
       for (const service of update.removed) held.delete(service);
-      for (const p of update.projections)
+      for (const p of update.projections) {
         held.set(p.service, toBinary(ServiceConfigProjectionSchema, p));
+        observe(p);
+      }
       const full = projectServices(objects, options);
       const context = `seed ${seed}, step ${step}`;
       expect(held, context).toEqual(

@@ -11,14 +11,13 @@ import { type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
-import { mulberry32 } from "../../services/common/mulberry32.js";
 import {
   type ProjectorOptions,
   projectServices,
   ROUTE_REJECTION_REASONS,
   ROUTE_WARNING_REASONS,
 } from "../../services/common/projector.js";
-import { createIncrementalProjector } from "../../services/common/projector-incremental.js";
+import { checkIncrementalAgainstFull } from "../support/incremental-vs-full.js";
 
 const NS = "shop";
 const GW = "gateway.networking.k8s.io/v1";
@@ -596,35 +595,11 @@ describe("incremental projector with BackendTLSPolicies", () => {
     ["exportAll", { exportAll: true }],
   ] as const) {
     it(`adds up to the full projection, byte for byte, after every random edit: ${label}`, () => {
-      let incremental = 0;
       let both = 0;
       const filler = Array.from({ length: 12 }, (_, i) => service(`filler${i}`, "other"));
-      for (let seed = 1; seed <= 10; seed++) {
-        const next = mulberry32(seed);
-        let objects: KubeObject[] = [...WORLD, ...filler];
-        const projector = createIncrementalProjector(options);
-        const held = new Map<string, Uint8Array>();
-        for (let step = 0; step < 40; step++) {
-          const update = projector.update(objects);
-          if (update.full) held.clear();
-          else incremental++;
-          for (const service of update.removed) held.delete(service);
-          for (const p of update.projections) {
-            held.set(p.service, toBinary(ServiceConfigProjectionSchema, p));
-            if (p.httpFilters.length > 0 && p.backendTls.length > 0) both++;
-          }
-          const full = projectServices(objects, options);
-          const context = `seed ${seed}, step ${step}`;
-          expect(held, context).toEqual(
-            new Map(
-              full.projections.map((p) => [p.service, toBinary(ServiceConfigProjectionSchema, p)]),
-            ),
-          );
-          expect(update.rejections, context).toEqual(full.rejections);
-          expect(update.warnings, context).toEqual(full.warnings);
-          objects = edit(next, objects);
-        }
-      }
+      const incremental = checkIncrementalAgainstFull(options, [...WORLD, ...filler], edit, (p) => {
+        if (p.httpFilters.length > 0 && p.backendTls.length > 0) both++;
+      });
       expect(incremental).toBeGreaterThan(10 * 40 * 0.5);
       // Some projections carried an HTTP filter and backend TLS together.
       expect(both).toBeGreaterThan(0);
