@@ -5,7 +5,7 @@
  * projection of the same snapshot, byte for byte. For the projector tests
  * of each kind the projection carries.
  */
-import { toBinary } from "@bufbuild/protobuf";
+import { type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
 import { expect } from "vitest";
 import {
   type ServiceConfigProjection,
@@ -85,4 +85,21 @@ export function objectEditor(next: () => number, objects: readonly KubeObject[])
       else copy.push(object);
     },
   };
+}
+
+/**
+ * One repeated field of service `key`'s projection of `objects`, as proto
+ * JSON (for example `virtualHosts`); `[]` when the service has no projection
+ * or the field is empty.
+ */
+export function projectedField(
+  objects: readonly KubeObject[],
+  key: string,
+  field: string,
+  options: ProjectorOptions = {},
+): JsonValue[] {
+  const projection = projectServices(objects, options).projections.find((p) => p.service === key);
+  if (projection === undefined) return [];
+  const json = toJson(ServiceConfigProjectionSchema, projection) as Record<string, JsonValue[]>;
+  return json[field] ?? [];
 }

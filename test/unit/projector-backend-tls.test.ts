@@ -7,7 +7,7 @@
  * of policies, ConfigMaps and Services (and an HTTPFilter on the same
  * Services, so both kinds are tracked together).
  */
-import { type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
+import { type JsonValue, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
@@ -17,7 +17,7 @@ import {
   ROUTE_REJECTION_REASONS,
   ROUTE_WARNING_REASONS,
 } from "../../services/common/projector.js";
-import { checkIncrementalAgainstFull } from "../support/incremental-vs-full.js";
+import { checkIncrementalAgainstFull, projectedField } from "../support/incremental-vs-full.js";
 
 const NS = "shop";
 const GW = "gateway.networking.k8s.io/v1";
@@ -85,12 +85,7 @@ function backendTlsOf(
   key = `${NS}/web`,
   options: ProjectorOptions = {},
 ): JsonValue[] {
-  const projection = projectServices(objects, options).projections.find((p) => p.service === key);
-  const json =
-    projection === undefined
-      ? {}
-      : (toJson(ServiceConfigProjectionSchema, projection) as { backendTls?: JsonValue[] });
-  return json.backendTls ?? [];
+  return projectedField(objects, key, "backendTls", options);
 }
 
 const CA = { caCertificatesPem: PEM, hostname: "web.shop.example", policyNamespace: NS };

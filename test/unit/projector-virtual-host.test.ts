@@ -6,7 +6,7 @@
  * and the incremental projector equal byte for byte to a full projection
  * through random edits of VirtualHosts, Services, exports and routes.
  */
-import { type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
+import { type JsonValue, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
@@ -16,7 +16,11 @@ import {
   ROUTE_REJECTION_REASONS,
 } from "../../services/common/projector.js";
 import { createIncrementalProjector } from "../../services/common/projector-incremental.js";
-import { checkIncrementalAgainstFull, objectEditor } from "../support/incremental-vs-full.js";
+import {
+  checkIncrementalAgainstFull,
+  objectEditor,
+  projectedField,
+} from "../support/incremental-vs-full.js";
 
 const NS = "shop";
 const MESH = "mesh.aether.dev/v1alpha1";
@@ -75,12 +79,7 @@ function virtualHostsOf(
   key = `${NS}/web`,
   options: ProjectorOptions = {},
 ): JsonValue[] {
-  const projection = projectServices(objects, options).projections.find((p) => p.service === key);
-  const json =
-    projection === undefined
-      ? {}
-      : (toJson(ServiceConfigProjectionSchema, projection) as { virtualHosts?: JsonValue[] });
-  return json.virtualHosts ?? [];
+  return projectedField(objects, key, "virtualHosts", options);
 }
 
 const rejectionsOf = (objects: KubeObject[]) =>
