@@ -49,6 +49,7 @@ interface RoutesEntry {
   readonly version: string;
   readonly projection: {
     readonly backendTls?: { readonly hostname?: string; readonly policyName?: string }[];
+    readonly virtualHosts?: { readonly hostnames?: string[]; readonly name?: string }[];
     readonly routes?: {
       readonly name?: string;
       readonly rules?: { readonly backends?: { service?: string; weight?: number }[] }[];
@@ -283,6 +284,15 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
       ["shop/checkout", "imported", "hub"],
     ]);
     expect(canaryWeights(entries)).toEqual({ "shop/checkout-v1": 90, "shop/checkout-v2": 10 });
+    // The hub's VirtualHost for shop/cart reaches east's agent with the projection.
+    const cart = entries.find((e) => e.service === "shop/cart");
+    expect(cart?.projection.virtualHosts).toEqual([
+      {
+        hostnames: ["*.cart.shop.example", "cart.shop.example"],
+        namespace: "shop",
+        name: "cart-names",
+      },
+    ]);
   });
 
   it("west's /routes holds its dependency set, with shop/checkout decided by west's local override", async () => {
