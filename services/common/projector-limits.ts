@@ -3,10 +3,11 @@
  * `projection-limits.ts`), as the exporter writes it: a projection over a
  * limit keeps, while they fit and in this order: its HTTP filters, in run
  * order; then its backend TLS entries, in their order (port, section name);
- * then its routes, in their order (kind, namespace, name). Each filter, entry
- * or route that does not fit is left out with a `too_large`
- * {@link RouteRejection} (kind `HTTPFilter`, `BackendTLSPolicy` or the
- * route's), the way an invalid one is; later ones that do fit are still kept.
+ * then its VirtualHost entries (a name left out is not routed to the service
+ * at all, which fails closed); then its routes, in their order (kind,
+ * namespace, name). Each filter, entry or route that does not fit is left out
+ * with a `too_large` {@link RouteRejection} (kind `HTTPFilter`,
+ * `BackendTLSPolicy`, `VirtualHost` or the route's), the way an invalid one is; later ones that do fit are still kept.
  * Why this order: filters and backend TLS apply to every request of the
  * service (or of a port), routes only to the requests they match. Filters go
  * first because a filter left out fails open (an ext_authz or AuthN filter
@@ -28,6 +29,7 @@ import {
   RouteSchema,
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
+  VirtualHostSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import {
   countRules,
@@ -41,7 +43,7 @@ import type { RouteRejection } from "./projector.js";
 export interface LimitedProjection {
   /** The projection itself when it is within the limits, else a copy with the filters, backend TLS entries and routes that fit. */
   readonly projection: ServiceConfigProjection;
-  /** One `too_large` rejection per filter, then per backend TLS entry, then per route, left out, in their order. */
+  /** One `too_large` rejection per filter, backend TLS entry, VirtualHost, then route left out, in their order. */
   readonly rejections: RouteRejection[];
 }
 
@@ -70,7 +72,7 @@ export function limitProjection(
     return { projection, rejections: [] };
   }
   const { service } = projection;
-  const base = { ...projection, routes: [], httpFilters: [], backendTls: [] };
+  const base = { ...projection, routes: [], httpFilters: [], backendTls: [], virtualHosts: [] };
   const filters = fitEntries(
     projection.httpFilters,
     HttpFilterSchema,
@@ -84,10 +86,26 @@ export function limitProjection(
     }),
   );
   const tls = limitBackendTls(projection, budget, filters.bytes);
-  let bytes = tls.bytes;
+  const hosts = fitEntries(
+    projection.virtualHosts,
+    VirtualHostSchema,
+    tls.bytes,
+    budget,
+    (entry, field, taken): RouteRejection => ({
+      route: { kind: "VirtualHost", namespace: entry.namespace, name: entry.name },
+      reason: "too_large",
+      message: `the projection of ${service} takes at most ${budget} bytes (unstamped); this VirtualHost's ${field} do not fit after the ${taken} taken`,
+      services: [service],
+    }),
+  );
+  let bytes = hosts.bytes;
   let rules = 0;
   const kept: Route[] = [];
-  const rejections: RouteRejection[] = [...filters.rejections, ...tls.rejections];
+  const rejections: RouteRejection[] = [
+    ...filters.rejections,
+    ...tls.rejections,
+    ...hosts.rejections,
+  ];
   for (const route of projection.routes) {
     const size = toBinary(RouteSchema, route).length;
     const field = 1 + varintSize(size) + size; // the tag of field 4, the length, the route
@@ -124,6 +142,7 @@ export function limitProjection(
       routes: kept,
       httpFilters: filters.kept,
       backendTls: tls.kept,
+      virtualHosts: hosts.kept,
     }),
     rejections,
   };

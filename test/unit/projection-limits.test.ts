@@ -16,6 +16,7 @@ import {
   RouteSchema,
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
+  VirtualHostSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { projectionContent } from "../../services/common/projection-content.js";
 import {
@@ -217,6 +218,34 @@ describe("limitProjection", () => {
       ["HTTPRoute", "b", "too_large"],
     ]);
     expect(limited.rejections[0]?.message).toMatch(/settings for port 443 .* do not fit/);
+    expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
+  });
+
+  it("holds VirtualHost entries to the byte limit after backend TLS, before the routes", () => {
+    const limits = projectionLimits({ maxBytes: 8 * 1024 });
+    // 16 names of 253 characters: about 4 KiB per VirtualHost, the most its CRD allows.
+    const names = (tag: string) =>
+      Array.from(
+        { length: 16 },
+        (_, i) =>
+          `${`${tag}${i}`.padEnd(61, "a")}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(63)}`,
+      );
+    const host = (name: string) =>
+      create(VirtualHostSchema, { hostnames: names(name), namespace: "shop", name });
+    const p = create(ServiceConfigProjectionSchema, {
+      service: "shop/web",
+      routes: [route("a")],
+      virtualHosts: [host("x"), host("y"), host("z")],
+    });
+    expect(p.virtualHosts[0]?.hostnames[0]?.length).toBe(253);
+    const limited = limitProjection(p, limits);
+    expect(limited.projection.virtualHosts.map((v) => v.name)).toEqual(["x"]);
+    expect(limited.projection.routes.map((r) => r.name)).toEqual(["a"]);
+    expect(limited.rejections.map((r) => [r.route.kind, r.route.name, r.reason])).toEqual([
+      ["VirtualHost", "y", "too_large"],
+      ["VirtualHost", "z", "too_large"],
+    ]);
+    expect(limited.rejections[0]?.message).toMatch(/this VirtualHost's \d+ do not fit/);
     expect(projectionSizeProblem(limited.projection, limits)).toBeUndefined();
   });
 
