@@ -779,6 +779,60 @@ describe("export controller: authority, rejections, status", () => {
     expect(await ledgerTls()).toEqual([]);
   });
 
+  it("exports a VirtualHost with its Service, rejects a newer claim on its name for another Service, and hands the name over once the older one is gone", async () => {
+    const clock = fakeClock();
+    const host = (
+      namespace: string,
+      name: string,
+      service: string,
+      created: string,
+    ): KubeObject => ({
+      apiVersion: "mesh.aether.dev/v1alpha1",
+      kind: "VirtualHost",
+      metadata: { namespace, name, creationTimestamp: created },
+      spec: {
+        targetRef: { group: "", kind: "Service", name: service },
+        hostnames: ["store.example.com"],
+      },
+    });
+    // Two namespaces claim one name: a host name belongs to one Service of the cluster.
+    const older = host("shop", "checkout-names", "checkout", "2026-01-01T00:00:00Z");
+    const newer = host("web", "frontend-names", "frontend", "2026-01-02T00:00:00Z");
+    const fixtures = await readManifestObjects();
+    const { store, source, c } = await exportingFixtures({
+      clock: clock.now,
+      objects: [...fixtures, older, newer],
+    });
+    const names = async () => {
+      const own = await ownProjections(store);
+      return ["shop/checkout", "web/frontend"].map((s) =>
+        own.get(s)?.virtualHosts.map((v) => v.name),
+      );
+    };
+    expect(await names()).toEqual([["checkout-names"], []]);
+    expect(c.status().rejections).toMatchObject([
+      {
+        route: { kind: "VirtualHost", namespace: "web", name: "frontend-names" },
+        reason: "conflicted",
+      },
+    ]);
+
+    clock.advance(5_000_000_000n);
+    source.set([...fixtures, newer]);
+    await waitFor(
+      async () => JSON.stringify(await names()) === JSON.stringify([[], ["frontend-names"]]),
+    );
+    await c.idle();
+    expect(c.status().rejections).toEqual([]);
+    // Both services changed and were exported again at the edit's time.
+    const after = await versions(store);
+    for (const service of ["shop/checkout", "web/frontend"]) {
+      expect(after[service]?.startsWith(formatVersion(T0 + 5_000_000_000n).slice(0, 19))).toBe(
+        true,
+      );
+    }
+  });
+
   it("compares content without version and origin", () => {
     const a = makeProjection("shop/a", { version: formatVersion(T0), origin: "hub" });
     const b = makeProjection("shop/a", { version: formatVersion(T0 + 1n), origin: "spoke" });
