@@ -73,17 +73,21 @@ export function limitProjection(
   }
   const { service } = projection;
   const base = { ...projection, routes: [], httpFilters: [], backendTls: [], virtualHosts: [] };
+  /** The `too_large` rejection of an entry of kind `kind` (`what` in the message) left out. */
+  const entryTooLarge =
+    (kind: "HTTPFilter" | "VirtualHost", what: string) =>
+    (entry: { namespace: string; name: string }, field: number, taken: number): RouteRejection => ({
+      route: { kind, namespace: entry.namespace, name: entry.name },
+      reason: "too_large",
+      message: `the projection of ${service} takes at most ${budget} bytes (unstamped); this ${what}'s ${field} do not fit after the ${taken} taken`,
+      services: [service],
+    });
   const filters = fitEntries(
     projection.httpFilters,
     HttpFilterSchema,
     toBinary(ServiceConfigProjectionSchema, base).length,
     budget,
-    (filter, field, taken): RouteRejection => ({
-      route: { kind: "HTTPFilter", namespace: filter.namespace, name: filter.name },
-      reason: "too_large",
-      message: `the projection of ${service} takes at most ${budget} bytes (unstamped); this filter's ${field} do not fit after the ${taken} taken`,
-      services: [service],
-    }),
+    entryTooLarge("HTTPFilter", "filter"),
   );
   const tls = limitBackendTls(projection, budget, filters.bytes);
   const hosts = fitEntries(
@@ -91,12 +95,7 @@ export function limitProjection(
     VirtualHostSchema,
     tls.bytes,
     budget,
-    (entry, field, taken): RouteRejection => ({
-      route: { kind: "VirtualHost", namespace: entry.namespace, name: entry.name },
-      reason: "too_large",
-      message: `the projection of ${service} takes at most ${budget} bytes (unstamped); this VirtualHost's ${field} do not fit after the ${taken} taken`,
-      services: [service],
-    }),
+    entryTooLarge("VirtualHost", "VirtualHost"),
   );
   let bytes = hosts.bytes;
   let rules = 0;
