@@ -105,8 +105,7 @@ export function trackConnections(
     end: (session) => {
       const socket = byPeer.get(peerKey(session.socket));
       session.destroy();
-      if (socket === undefined || socket.destroyed) return;
-      socket.destroy();
+      socket?.destroy();
     },
   });
   const unrouted = new Set<Socket>();

@@ -11,7 +11,7 @@
  */
 import type { Http2Session, ServerHttp2Stream } from "node:http2";
 import type { Logger } from "../../runtime/logger.js";
-import type { Refusals } from "./refusals.js";
+import type { RefusalReason, Refusals } from "./refusals.js";
 import {
   decideSessionAction,
   newSessionClock,
@@ -88,23 +88,22 @@ export function createSessionUpkeep(options: SessionUpkeepOptions): SessionUpkee
     });
   }
 
-  /** Ends the sessions that held the most while over the bound; samples every session. */
-  function shed(): void {
-    const loads: SessionStreams<Http2Session>[] = [];
-    for (const [session, tracked] of sessions) {
-      const [last, earlier] = tracked.before;
-      loads.push({ session, open: tracked.open, held: Math.min(tracked.open, last, earlier) });
-      tracked.before = [tracked.open, last];
-    }
-    for (const session of sessionsToShed(openStreams, limits.maxOpenStreams, loads)) {
-      refusals.refuse("max_open_streams", {
-        remoteAddress: session.socket?.remoteAddress,
-        streams: sessions.get(session)?.open,
-        maxOpenStreams: limits.maxOpenStreams,
-      });
-      sessions.delete(session);
-      end(session);
-    }
+  /** Counts and logs why, forgets the session and ends it with its connection. */
+  function endSession(
+    session: Http2Session,
+    reason: RefusalReason,
+    details: Record<string, unknown> = {},
+  ): void {
+    refusals.refuse(reason, { remoteAddress: session.socket?.remoteAddress, ...details });
+    sessions.delete(session);
+    end(session);
+  }
+
+  /** Samples a session's open streams at this tick; returns what it held over the last three. */
+  function sampleHeld(tracked: Tracked): number {
+    const [last, earlier] = tracked.before;
+    tracked.before = [tracked.open, last];
+    return Math.min(tracked.open, last, earlier);
   }
 
   function ping(session: Http2Session, tracked: Tracked, at: number): void {
@@ -125,8 +124,12 @@ export function createSessionUpkeep(options: SessionUpkeepOptions): SessionUpkee
 
   function tick(): void {
     const at = now();
+    // The loads are gathered only while over the bound; every session is sampled at every tick.
+    const over = openStreams > limits.maxOpenStreams;
+    const loads: SessionStreams<Http2Session>[] = [];
     for (const [session, tracked] of sessions) {
       if (session.destroyed) continue;
+      const held = sampleHeld(tracked);
       const headerBlock = observeHeaderBlock(
         tracked.clock.headerBlock,
         {
@@ -137,14 +140,19 @@ export function createSessionUpkeep(options: SessionUpkeepOptions): SessionUpkee
       );
       tracked.clock = { ...tracked.clock, headerBlock };
       const action = decideSessionAction(tracked.clock, at, limits);
-      if (action.type === "ping") ping(session, tracked, at);
-      else if (action.type === "destroy") {
-        refusals.refuse(action.reason, { remoteAddress: session.socket?.remoteAddress });
-        sessions.delete(session);
-        end(session);
+      if (action.type === "destroy") endSession(session, action.reason);
+      else {
+        if (action.type === "ping") ping(session, tracked, at);
+        if (over) loads.push({ session, open: tracked.open, held });
       }
     }
-    shed();
+    if (!over) return;
+    // Streams of sessions ended before are still counted until they close: not theirs to shed.
+    const total = loads.reduce((sum, load) => sum + load.open, 0);
+    for (const session of sessionsToShed(total, limits.maxOpenStreams, loads)) {
+      const streams = sessions.get(session)?.open;
+      endSession(session, "max_open_streams", { streams, maxOpenStreams: limits.maxOpenStreams });
+    }
   }
 
   return {
