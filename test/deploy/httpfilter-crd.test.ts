@@ -6,11 +6,9 @@
  * HTTPFilter in examples/ is checked against the schema's structure (types,
  * enums, patterns, required fields, bounds) by a small walker.
  */
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
+import { exampleObjects, readCrd } from "./crd-files.js";
 
 /** The parts of an OpenAPI v3 schema the walker checks. */
 interface Schema {
@@ -50,13 +48,7 @@ interface CustomResourceDefinition {
 
 const EXTENSIONS = ["lua", "wasm", "extProc", "extAuthz", "headerMutation"];
 
-async function crd() {
-  const text = await readFile("deploy/crds/httpfilter-crd.yaml", "utf8");
-  const docs = parseAllDocuments(text).map((d) => d.toJSON());
-  expect(docs).toHaveLength(1);
-  const object = docs[0] as CustomResourceDefinition;
-  return object;
-}
+const crd = () => readCrd<CustomResourceDefinition>("httpfilter-crd.yaml");
 
 /** The problems of `value` against `schema` at `path` (empty: it conforms). */
 function check(value: unknown, schema: Schema, path: string): string[] {
@@ -103,19 +95,6 @@ function check(value: unknown, schema: Schema, path: string): string[] {
   return problems;
 }
 
-async function exampleFilters(dir: string): Promise<unknown[]> {
-  const found: unknown[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile() || !/\.ya?ml$/.test(entry.name)) continue;
-    const text = await readFile(join(entry.parentPath, entry.name), "utf8");
-    for (const doc of parseAllDocuments(text)) {
-      const object = doc.toJSON() as { kind?: string } | null;
-      if (object?.kind === "HTTPFilter") found.push(object);
-    }
-  }
-  return found;
-}
-
 describe("the HTTPFilter CRD", () => {
   it("defines the namespaced kind the Kubernetes source watches", async () => {
     const object = await crd();
@@ -158,10 +137,10 @@ describe("the HTTPFilter CRD", () => {
 
   it("accepts every HTTPFilter in examples/", async () => {
     const schema = (await crd()).spec.versions[0]?.schema.openAPIV3Schema as Schema;
-    const filters = await exampleFilters("examples");
+    const filters = await exampleObjects("examples", "HTTPFilter");
     expect(filters.length).toBeGreaterThan(0);
-    for (const filter of filters) {
-      const { status: _status, ...rest } = filter as Record<string, unknown>;
+    for (const { object: filter } of filters) {
+      const { status: _status, ...rest } = filter;
       expect(check(rest, schema, "")).toEqual([]);
     }
   });

@@ -5,13 +5,11 @@
  * the projector does, table-driven. Every VirtualHost in examples/mesh is
  * read by the projector without a problem.
  */
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { readVirtualHost } from "../../services/common/projector-virtual-host-read.js";
 import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
+import { exampleObjects, readCrd } from "./crd-files.js";
 
 interface HostnamesSchema {
   readonly minItems: number;
@@ -19,26 +17,24 @@ interface HostnamesSchema {
   readonly items: { readonly pattern: string; readonly maxLength: number };
 }
 
-async function crd() {
-  const text = await readFile("deploy/crds/virtualhost-crd.yaml", "utf8");
-  const docs = parseAllDocuments(text).map((d) => d.toJSON());
-  expect(docs).toHaveLength(1);
-  return docs[0] as {
-    kind: string;
-    metadata: { name: string };
-    spec: {
-      group: string;
-      scope: string;
-      names: { kind: string; plural: string };
-      versions: {
-        name: string;
-        schema: {
-          openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } };
-        };
-      }[];
-    };
+/** The fields of the CRD the tests read. */
+type VirtualHostCrd = {
+  kind: string;
+  metadata: { name: string };
+  spec: {
+    group: string;
+    scope: string;
+    names: { kind: string; plural: string };
+    versions: {
+      name: string;
+      schema: {
+        openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } };
+      };
+    }[];
   };
-}
+};
+
+const crd = () => readCrd<VirtualHostCrd>("virtualhost-crd.yaml");
 
 function virtualHost(hostnames: unknown): KubeObject {
   return {
@@ -94,22 +90,10 @@ describe("the VirtualHost CRD", () => {
   });
 
   it("every VirtualHost in examples/mesh reads without a problem", async () => {
-    const found: string[] = [];
-    const walk = async (dir: string): Promise<void> => {
-      for (const entry of await readdir(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) await walk(path);
-        else if (/\.ya?ml$/.test(entry.name)) {
-          for (const doc of parseAllDocuments(await readFile(path, "utf8"))) {
-            const object = doc.toJSON() as KubeObject | null;
-            if (object?.kind !== "VirtualHost") continue;
-            found.push(path);
-            expect(() => readVirtualHost(object), path).not.toThrow();
-          }
-        }
-      }
-    };
-    await walk("examples/mesh");
+    const found = await exampleObjects("examples/mesh", "VirtualHost");
+    for (const { path, object } of found) {
+      expect(() => readVirtualHost(object as KubeObject), path).not.toThrow();
+    }
     expect(found.length).toBeGreaterThan(0);
   });
 });
