@@ -8,9 +8,10 @@
  * (`splitStoredValue`, then the signature check over the origin's keys).
  */
 import { splitStoredValue } from "../../services/common/projection-signature.js";
+import { createOriginKeysCheck } from "../../services/signing/origin-keys-source.js";
 import type { SigningKey } from "../../services/signing/signing-key.js";
 import { signStoredValue } from "../../services/signing/signing-key.js";
-import { originKeysOf, signatureCheckWith } from "../../test/support/signing-keys.js";
+import { originKeysOf } from "../../test/support/signing-keys.js";
 
 /** The in-process cost of one sign and one verify, in µs each (mean over `iterations`). */
 export interface MicroFigures {
@@ -44,7 +45,7 @@ export function measureMicro(
   iterations: number,
 ): MicroFigures {
   const keys = originKeysOf({ [origin]: [key] });
-  const check = signatureCheckWith(() => keys, true);
+  const check = createOriginKeysCheck(() => keys, true);
   const signed = signStoredValue(value, origin, key);
   const verdict = check.judge(origin, "bench", splitStoredValue(signed));
   if (verdict.kind !== "verified") {

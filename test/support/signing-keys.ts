@@ -1,7 +1,8 @@
 /**
  * Signing keys generated for tests, with the public half as `--origin-keys`
- * lists it; the `--origin-keys` files that list them, signature checks over
- * those keys, and signed projections.
+ * lists it; the `--origin-keys` files that list them, and signed projections
+ * (a signature check over them is `createOriginKeysCheck` of
+ * `services/signing/origin-keys-source.ts`).
  */
 import { generateKeyPairSync } from "node:crypto";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -9,15 +10,7 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
-import {
-  createSignatureCheck,
-  type SignatureCheck,
-} from "../../services/common/signature-check.js";
-import {
-  type OriginKeys,
-  parseOriginKeys,
-  verifyWithKey,
-} from "../../services/signing/origin-keys.js";
+import { type OriginKeys, parseOriginKeys } from "../../services/signing/origin-keys.js";
 import {
   parseSigningKey,
   type SigningKey,
@@ -57,11 +50,6 @@ export function originKeysText(origins: Record<string, readonly SigningKey[]>): 
 /** The keys of an `--origin-keys` file listing `origins`' keys, parsed. */
 export function originKeysOf(origins: Record<string, readonly SigningKey[]>): OriginKeys {
   return parseOriginKeys(originKeysText(origins), "keys.json");
-}
-
-/** A signature check with the keys `keys()` returns at each judgement (Node's verifier). */
-export function signatureCheckWith(keys: () => OriginKeys, require: boolean): SignatureCheck {
-  return createSignatureCheck({ keyring: keys, verify: verifyWithKey, require });
 }
 
 /** The stored bytes of `projection` signed by `key` for `origin`. */

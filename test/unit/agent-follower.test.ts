@@ -28,14 +28,10 @@ import {
 import type { Route, ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import { createImportPolicy } from "../../services/common/import-policy.js";
 import { NO_ORIGIN_KEYS, type OriginKeys } from "../../services/signing/origin-keys.js";
+import { createOriginKeysCheck } from "../../services/signing/origin-keys-source.js";
 import type { SigningKey } from "../../services/signing/signing-key.js";
 import { makeProjection, versionAt } from "../support/projections.js";
-import {
-  newSigningKey,
-  originKeysOf,
-  signatureCheckWith,
-  signedProjection,
-} from "../support/signing-keys.js";
+import { newSigningKey, originKeysOf, signedProjection } from "../support/signing-keys.js";
 import { waitFor } from "../support/wait.js";
 
 /** One WatchConfig call of the fake client, driven by the test. */
@@ -546,7 +542,7 @@ describe("config follower: resync (the origin keys gained a key)", () => {
   const keysOf = (...keys: SigningKey[]) => originKeysOf({ hub: keys });
   /** A policy that requires signatures, with the keys `keys()` returns at each check. */
   const signedPolicy = (keys: () => OriginKeys) =>
-    createImportPolicy({ signatures: signatureCheckWith(keys, true) });
+    createImportPolicy({ signatures: createOriginKeysCheck(keys, true) });
 
   it("re-subscribes to the same set with a fresh snapshot: a projection refused as unknown_key is taken once its key is known", async () => {
     let keys = keysOf(oldKey);

@@ -24,20 +24,17 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { createImportPolicy, type ImportCandidate } from "../../services/common/import-policy.js";
 import { NO_ORIGIN_KEYS } from "../../services/signing/origin-keys.js";
+import { createOriginKeysCheck } from "../../services/signing/origin-keys-source.js";
 import { signStoredValue } from "../../services/signing/signing-key.js";
 import { makeProjection, versionAt } from "../support/projections.js";
-import {
-  originKeysOf as keysOf,
-  newSigningKey,
-  signatureCheckWith,
-} from "../support/signing-keys.js";
+import { originKeysOf as keysOf, newSigningKey } from "../support/signing-keys.js";
 
 const hubKey = newSigningKey();
 const eastKey = newSigningKey();
 const strangerKey = newSigningKey();
 
 const policy = createImportPolicy({
-  signatures: signatureCheckWith(() => keysOf({ hub: [hubKey], east: [eastKey] }), true),
+  signatures: createOriginKeysCheck(() => keysOf({ hub: [hubKey], east: [eastKey] }), true),
 });
 
 /** The stored bytes of `origin`'s projection of shop/a at version `n`, unsigned. */
@@ -171,7 +168,7 @@ describe("agent signatures: what the agent holds still verifies", () => {
     expect(payload.imported[0].projection.signature.keyId).toBe(hubKey.keyId);
     const decoded = decodeCacheFile(file);
     const lenient = createImportPolicy({
-      signatures: signatureCheckWith(() => keysOf({ hub: [hubKey] }), false),
+      signatures: createOriginKeysCheck(() => keysOf({ hub: [hubKey] }), false),
     });
     const { restored, dropped } = restoreCachedState(decoded, lenient);
     expect(dropped).toEqual([]);

@@ -27,13 +27,9 @@ import {
   createMemoryStore,
 } from "../../services/registrar/store/memory-store.js";
 import { DEFAULT_STORE_PREFIX, projectionKey } from "../../services/registrar/store/store-key.js";
+import { createOriginKeysCheck } from "../../services/signing/origin-keys-source.js";
 import { makeProjection, versionAt } from "../support/projections.js";
-import {
-  newSigningKey,
-  originKeysOf,
-  signatureCheckWith,
-  signedValue,
-} from "../support/signing-keys.js";
+import { newSigningKey, originKeysOf, signedValue } from "../support/signing-keys.js";
 import { waitFor } from "../support/wait.js";
 
 /** A cache that has not synced: the listing then reads the store. */
@@ -254,7 +250,7 @@ describe("the EFFECTIVE view", () => {
     // Newer, but unsigned: refused when signatures are required.
     await east.put(makeProjection("shop/cart", { version: versionAt(3) }));
     const keys = originKeysOf({ hub: [key] });
-    const policy = createImportPolicy({ signatures: signatureCheckWith(() => keys, true) });
+    const policy = createImportPolicy({ signatures: createOriginKeysCheck(() => keys, true) });
     const fromStore = await listingOver(hub, STARTING, policy).effectivePage(query());
     expect(names(fromStore)).toEqual(["shop/cart@hub"]);
     const cache = await syncedCache(hub, policy);
