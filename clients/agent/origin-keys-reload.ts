@@ -6,9 +6,10 @@
  * whether the follower must resync. Only an added key calls for a resync (a
  * fresh snapshot of the same dependency set): a projection refused as
  * `unknown_key` may pass now. A removal makes nothing newly acceptable, so
- * it asks for nothing; the projections held are judged with the keys in
- * force again whenever the imported state changes (the import policy's
- * `resolve` in `agent.ts`) and when the cache is restored.
+ * it asks for nothing and revokes nothing held: the agent ranks what was
+ * admitted on arrival (the import policy's `winners` in `agent.ts`); what
+ * arrives next, and what a restart restores from the cache, is judged with
+ * the keys in force then.
  */
 import type { OriginKeys } from "../../services/signing/origin-keys.js";
 
