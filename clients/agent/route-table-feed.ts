@@ -64,17 +64,18 @@ export function createRouteTableFeed(): RouteTableFeed {
 }
 
 /**
- * The signer of a projection as the fingerprints record it: its signature's
- * key id, `-` when it is unsigned.
+ * What both fingerprints record of one held projection: the version it is
+ * held at and its signer (its signature's key id, `-` when unsigned). The
+ * one place that says what makes two held values differ.
  */
-export function signerOf(projection: ServiceConfigProjection): string {
-  return projection.signature?.keyId ?? "-";
+function heldIdentity(version: string, projection: ServiceConfigProjection): string {
+  return `${version} ${projection.signature?.keyId ?? "-"}`;
 }
 
 /** What identifies a route table's content: each service's source, origin, version and signer. */
 export function tableFingerprint(table: RouteTable): string {
   return table.services
-    .map((e) => `${e.service} ${e.source} ${e.origin} ${e.version} ${signerOf(e.projection)}`)
+    .map((e) => `${e.service} ${e.source} ${e.origin} ${heldIdentity(e.version, e.projection)}`)
     .join("\n");
 }
 
@@ -93,7 +94,7 @@ export function cacheFingerprint(
   local: ReadonlyMap<string, ServiceConfigProjection>,
 ): string {
   const imported = [...state.candidates.entries()].map(
-    ([key, c]) => `${key}@${c.projection.version} ${signerOf(c.projection)}`,
+    ([key, c]) => `${key}@${heldIdentity(c.projection.version, c.projection)}`,
   );
   const locals = [...local.values()].map((p) => `${p.service}@${localVersion(p)}`);
   return JSON.stringify([state.services, imported.sort(), locals.sort()]);
