@@ -101,6 +101,38 @@ function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
+/** An imported projection's `projection` (proto JSON) and, when signed, `encoded` fields. */
+interface ImportedEncoding {
+  readonly projection: JsonValue;
+  readonly encoded?: string;
+}
+
+/**
+ * The encodings made so far, per received projection object (a received
+ * projection is never changed): every save writes every held projection,
+ * and without this each save encoded each of them again, twice when signed.
+ */
+const encodings = new WeakMap<ServiceConfigProjection, ImportedEncoding>();
+
+/** `projection`'s {@link ImportedEncoding}, made on its first save. */
+function importedEncoding(projection: ServiceConfigProjection): ImportedEncoding {
+  let encoding = encodings.get(projection);
+  if (encoding === undefined) {
+    encoding = {
+      projection: toJson(ServiceConfigProjectionSchema, projection),
+      ...(projection.signature === undefined
+        ? {}
+        : {
+            encoded: Buffer.from(toBinary(ServiceConfigProjectionSchema, projection)).toString(
+              "base64",
+            ),
+          }),
+    };
+    encodings.set(projection, encoding);
+  }
+  return encoding;
+}
+
 /** Encodes a state as a cache file (header line and payload). */
 export function encodeCacheFile(state: CachedState): Buffer {
   const payload = Buffer.from(
@@ -110,14 +142,7 @@ export function encodeCacheFile(state: CachedState): Buffer {
       imported: state.imported.map((c) => ({
         origin: c.origin,
         service: c.service,
-        projection: toJson(ServiceConfigProjectionSchema, c.projection),
-        ...(c.projection.signature === undefined
-          ? {}
-          : {
-              encoded: Buffer.from(toBinary(ServiceConfigProjectionSchema, c.projection)).toString(
-                "base64",
-              ),
-            }),
+        ...importedEncoding(c.projection),
       })),
       local: state.local.map((p) => toJson(ServiceConfigProjectionSchema, p)),
       marks: state.marks ?? [],
