@@ -121,9 +121,9 @@ export function createSignatureCheck<K extends OriginKey>(
   const { require } = options;
   const remembered = new WeakMap<ReceivedValue, RememberedVerdict>();
 
-  /** The verdict on `parts` under the keys `keyring()` gives (read only for a signed value). */
+  /** The verdict on `parts` under `keyring`. */
   function judgeWith(
-    keyring: () => OriginKeyring<K>,
+    keyring: OriginKeyring<K>,
     origin: string,
     service: string,
     parts: SignedParts,
@@ -142,7 +142,7 @@ export function createSignatureCheck<K extends OriginKey>(
       };
     }
     const { keyId } = signature;
-    const keys = keyring().keysOf(origin);
+    const keys = keyring.keysOf(origin);
     const key = keys?.get(keyId);
     if (key === undefined) {
       if (!require && (keys === undefined || keys.size === 0)) return { kind: "unchecked", keyId };
@@ -175,7 +175,7 @@ export function createSignatureCheck<K extends OriginKey>(
 
   return {
     required: require,
-    judge: (origin, service, parts) => judgeWith(options.keyring, origin, service, parts),
+    judge: (origin, service, parts) => judgeWith(options.keyring(), origin, service, parts),
     judgeValue(origin, service, value) {
       const keys = options.keyring();
       const last = remembered.get(value);
@@ -183,7 +183,7 @@ export function createSignatureCheck<K extends OriginKey>(
         return last.verdict;
       }
       const parts = value instanceof Uint8Array ? splitStoredValue(value) : splitDecoded(value);
-      const verdict = judgeWith(() => keys, origin, service, parts);
+      const verdict = judgeWith(keys, origin, service, parts);
       remembered.set(value, { keys, origin, service, verdict });
       return verdict;
     },
