@@ -56,7 +56,7 @@ export interface AttachedFilters {
  * targets as its services, when it cannot be converted (see
  * `convertHttpFilter`), when several different objects share its identity
  * (`duplicate_object`), or when a targetRef names a Service that does not
- * exist or a `sectionName` its Service has no port of (`target_not_found`).
+ * exist or a `sectionName` its Service has no port of (`unknown_target`).
  * An HTTPFilter without a usable identity is always rejected. Never throws.
  */
 export function attachHttpFilters(index: ObjectIndex, scope: FilterScope): AttachedFilters {
@@ -102,7 +102,7 @@ export function attachHttpFilters(index: ObjectIndex, scope: FilterScope): Attac
         unmatched.service === undefined
           ? `Service ${ref.namespace}/${target.name}, which does not exist`
           : `sectionName ${JSON.stringify(target.sectionName)} of Service ${ref.namespace}/${target.name}, which has no such port`;
-      reject("target_not_found", `spec.targetRefs[${target.index}] names ${what}`);
+      reject("unknown_target", `spec.targetRefs[${target.index}] names ${what}`);
       continue;
     }
     for (const key of services) {

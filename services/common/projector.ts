@@ -73,7 +73,6 @@ export const ROUTE_REJECTION_REASONS: readonly string[] = [
   "duplicate_object",
   "no_matching_parent",
   "too_large",
-  "target_not_found",
   "backend_not_found",
   "unsupported_backend",
   "ref_not_permitted",
@@ -124,7 +123,7 @@ export interface RouteRef {
  * in its service's projection within the projection limits; given by
  * `limitProjection` in `projector-limits.ts`, not by the projector).
  * HTTPFilters are rejected the same way (kind `HTTPFilter`), with the reasons
- * above and `target_not_found` (a targetRef names a Service, or a port of
+ * above and `unknown_target` (a targetRef names a Service, or a port of
  * one, that does not exist), `backend_not_found`, `unsupported_backend` and
  * `ref_not_permitted` (an extension's backendRef that cannot be resolved:
  * see `convertHttpFilter`). Warnings use `backend_not_found`,

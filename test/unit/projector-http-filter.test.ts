@@ -221,7 +221,7 @@ describe("projector: an invalid HTTPFilter is rejected with a reason, the servic
           targetRefs: [toService("web"), toService("gone")],
         }),
       ],
-      "target_not_found",
+      "unknown_target",
       /spec\.targetRefs\[1\] names Service shop\/gone, which does not exist/,
     ],
     [
@@ -232,7 +232,7 @@ describe("projector: an invalid HTTPFilter is rejected with a reason, the servic
           targetRefs: [{ group: "", kind: "Service", name: "web", sectionName: "admin" }],
         }),
       ],
-      "target_not_found",
+      "unknown_target",
       /sectionName "admin" of Service shop\/web/,
     ],
     [

@@ -286,7 +286,7 @@ describe("incremental projector", () => {
           "backend_not_found",
           "invalid_filter",
           "invalid_value",
-          "target_not_found",
+          "unknown_target",
         ]),
       );
     });
