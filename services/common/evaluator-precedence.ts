@@ -74,7 +74,11 @@ export function grpcMatchRank(match: RouteMatch | undefined, host: HostnameRank)
   ];
 }
 
-function compareTimestamps(a: Timestamp | undefined, b: Timestamp | undefined): number {
+/**
+ * Orders two creation times, the older first; an absent one counts as newest
+ * (after every present one, equal to another absent one).
+ */
+export function compareTimestamps(a: Timestamp | undefined, b: Timestamp | undefined): number {
   if (a === undefined || b === undefined)
     return (a === undefined ? 1 : 0) - (b === undefined ? 1 : 0);
   if (a.seconds !== b.seconds) return a.seconds < b.seconds ? -1 : 1;

@@ -13,10 +13,12 @@ import { type ReadBackendTlsPolicy, readBackendTlsPolicy } from "./projector-bac
 import { FieldError, field, isJsonObject, type JsonObject } from "./projector-fields.js";
 import {
   BACKEND_TLS_POLICY,
+  compareOldestFirst,
   compareStrings,
   getOrCreate,
   type ObjectIndex,
   type ServiceInfo,
+  whyOlderWins,
 } from "./projector-index.js";
 
 /** A problem of one policy, before it is known to be a rejection or a warning. */
@@ -108,7 +110,7 @@ export function attachBackendTls(
   const entries = new Map<string, BackendTls[]>();
   const carried = new Set<ReadBackendTlsPolicy>();
   for (const contenders of candidates.values()) {
-    const [winner, ...losers] = contenders.sort(compareCandidates);
+    const [winner, ...losers] = contenders.sort((a, b) => compareOldestFirst(a.policy, b.policy));
     if (winner === undefined) continue;
     carried.add(winner.policy);
     getOrCreate(entries, winner.service.key, () => []).push(entryOf(winner));
@@ -194,21 +196,6 @@ function resolveTargets(
   return candidates;
 }
 
-/** The older policy first (one without a creation time counts as newest), then namespace/name. */
-function compareCandidates(a: Candidate, b: Candidate): number {
-  const x = a.policy.created;
-  const y = b.policy.created;
-  if (x !== y) {
-    if (x === undefined) return 1;
-    if (y === undefined) return -1;
-    return x < y ? -1 : 1;
-  }
-  return (
-    compareStrings(a.policy.namespace, b.policy.namespace) ||
-    compareStrings(a.policy.name, b.policy.name)
-  );
-}
-
 function compareEntries(a: BackendTls, b: BackendTls): number {
   return a.port - b.port || compareStrings(a.sectionName, b.sectionName);
 }
@@ -231,8 +218,7 @@ function entryOf(candidate: Candidate): BackendTls {
 function conflict(loser: Candidate, winner: Candidate): PolicyProblem {
   const what =
     loser.sectionName === "" ? "every port" : `sectionName ${JSON.stringify(loser.sectionName)}`;
-  const why =
-    winner.policy.created === loser.policy.created ? "comes first by namespace/name" : "is older";
+  const why = whyOlderWins(winner.policy, loser.policy);
   const message = `spec.targetRefs[${loser.at}] targets ${what} of Service ${loser.service.key}, which BackendTLSPolicy ${winner.policy.namespace}/${winner.policy.name} also targets and wins (it ${why})`;
   return policyProblem(loser.policy, "conflicted", message, [loser.service.key]);
 }

@@ -8,13 +8,13 @@
  * so never exported. Pure, no I/O.
  */
 import { create } from "@bufbuild/protobuf";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   type HttpFilter,
   HttpFilterSchema,
   type ParentRef,
   ParentRefSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { compareTimestamps } from "./evaluator-precedence.js";
 import type { KubeObject } from "./kube-object.js";
 import type { RouteRef, RouteRejection } from "./projector.js";
 import { field, isJsonObject, problemOfError } from "./projector-fields.js";
@@ -172,15 +172,8 @@ export function compareHttpFilters(a: HttpFilter, b: HttpFilter): number {
   return (
     a.phase - b.phase ||
     b.priority - a.priority ||
-    compareCreation(a.creationTime, b.creationTime) ||
+    compareTimestamps(a.creationTime, b.creationTime) ||
     compareStrings(a.namespace, b.namespace) ||
     compareStrings(a.name, b.name)
   );
-}
-
-function compareCreation(a: Timestamp | undefined, b: Timestamp | undefined): number {
-  if (a === undefined || b === undefined)
-    return (a === undefined ? 1 : 0) - (b === undefined ? 1 : 0);
-  if (a.seconds !== b.seconds) return a.seconds < b.seconds ? -1 : 1;
-  return a.nanos - b.nanos;
 }

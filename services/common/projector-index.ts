@@ -208,6 +208,40 @@ export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : 1;
 }
 
+/** An object as the projector's conflict rule sees it: its creation time and identity. */
+export interface AgedObject {
+  /** Its creation time in nanoseconds since the epoch; undefined when it has none (newest). */
+  readonly created: bigint | undefined;
+  /** Its namespace. */
+  readonly namespace: string;
+  /** Its name. */
+  readonly name: string;
+}
+
+/**
+ * The conflict rule of the policy kinds (BackendTLSPolicy, VirtualHost), as
+ * for routes: the older object first (one without a creation time counts as
+ * newest), then namespace, then name, by {@link compareStrings}.
+ */
+export function compareOldestFirst(a: AgedObject, b: AgedObject): number {
+  const x = a.created;
+  const y = b.created;
+  if (x !== y) {
+    if (x === undefined) return 1;
+    if (y === undefined) return -1;
+    return x < y ? -1 : 1;
+  }
+  return compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name);
+}
+
+/**
+ * Why `winner` beat `loser` under {@link compareOldestFirst}, for a
+ * `conflicted` message: `"is older"` or `"comes first by namespace/name"`.
+ */
+export function whyOlderWins(winner: AgedObject, loser: AgedObject): string {
+  return winner.created === loser.created ? "comes first by namespace/name" : "is older";
+}
+
 function typeKey(type: ObjectType): string {
   return `${type.group}/${type.kind}`;
 }

@@ -13,7 +13,13 @@ import { type VirtualHost, VirtualHostSchema } from "../../gen/aether/registry/v
 import type { KubeObject } from "./kube-object.js";
 import type { PolicyProblem } from "./projector-backend-tls.js";
 import { FieldError, field, isJsonObject } from "./projector-fields.js";
-import { compareStrings, getOrCreate, type ObjectIndex } from "./projector-index.js";
+import {
+  compareOldestFirst,
+  compareStrings,
+  getOrCreate,
+  type ObjectIndex,
+  whyOlderWins,
+} from "./projector-index.js";
 import {
   type ReadVirtualHost,
   readVirtualHost,
@@ -101,17 +107,14 @@ export function attachVirtualHosts(
   }
   const entries = new Map<string, VirtualHost[]>();
   const claims = new Map<string, Resolved>();
-  for (const candidate of resolved.sort(compareAge)) {
+  for (const candidate of resolved.sort((a, b) => compareOldestFirst(a.host, b.host))) {
     const taken = candidate.host.hostnames.find((h) => {
       const holder = claims.get(h);
       return holder !== undefined && holder.service !== candidate.service;
     });
     if (taken !== undefined) {
       const holder = claims.get(taken) as Resolved;
-      const why =
-        holder.host.created === candidate.host.created
-          ? "comes first by namespace/name"
-          : "is older";
+      const why = whyOlderWins(holder.host, candidate.host);
       const message = `spec.hostnames claims ${JSON.stringify(taken)}, which VirtualHost ${holder.host.namespace}/${holder.host.name} holds for Service ${holder.service} (it ${why})`;
       const { namespace, name } = candidate.host;
       if (inScope(candidate.service)) {
@@ -131,20 +134,6 @@ export function attachVirtualHosts(
   }
   for (const list of entries.values()) list.sort(compareEntries);
   return { entries, rejections };
-}
-
-/** The older VirtualHost first (one without a creation time counts as newest), then namespace/name. */
-function compareAge(a: Resolved, b: Resolved): number {
-  const x = a.host.created;
-  const y = b.host.created;
-  if (x !== y) {
-    if (x === undefined) return 1;
-    if (y === undefined) return -1;
-    return x < y ? -1 : 1;
-  }
-  return (
-    compareStrings(a.host.namespace, b.host.namespace) || compareStrings(a.host.name, b.host.name)
-  );
 }
 
 function compareEntries(a: VirtualHost, b: VirtualHost): number {
