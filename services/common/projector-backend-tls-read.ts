@@ -20,29 +20,18 @@ import {
   describeType,
   fail,
   field,
+  groupKind,
   type JsonObject,
   optionalList,
   optionalString,
   quote,
   readCreationNanos,
+  readTargetRef,
   requiredString,
+  type TargetRef,
 } from "./projector-fields.js";
 import { CONFIG_MAP, type ObjectIndex } from "./projector-index.js";
 import { isDnsSubdomain, isRouteHostname } from "./projector-syntax.js";
-
-/** One targetRef of a policy, as written (group and kind checked by the caller). */
-export interface PolicyTargetRef {
-  /** Its position in `spec.targetRefs`, for messages. */
-  readonly index: number;
-  /** The API group (`""` for a Service). */
-  readonly group: string;
-  /** The kind (`Service` for the ones the projection carries). */
-  readonly kind: string;
-  /** The target's name, in the policy's namespace. */
-  readonly name: string;
-  /** The sectionName (a named Service port), when the targetRef has one. */
-  readonly sectionName: string | undefined;
-}
 
 /** A valid BackendTLSPolicy, read and resolved, not yet attached to a port. */
 export interface ReadBackendTlsPolicy {
@@ -53,7 +42,7 @@ export interface ReadBackendTlsPolicy {
   /** Its creation time in nanoseconds since the epoch; undefined when it has none (newest). */
   readonly created: bigint | undefined;
   /** Its targetRefs, in object order. */
-  readonly targets: readonly PolicyTargetRef[];
+  readonly targets: readonly TargetRef[];
   /** The SNI hostname. */
   readonly hostname: string;
   /** The referenced ConfigMaps' `ca.crt` values as one bundle; `""` with well-known CAs. */
@@ -119,21 +108,13 @@ export function readBackendTlsPolicy(object: KubeObject, index: ObjectIndex): Re
   };
 }
 
-function readTargets(spec: JsonObject): PolicyTargetRef[] {
+function readTargets(spec: JsonObject): TargetRef[] {
   const list = optionalList(spec, "targetRefs", "spec", MAX_TARGET_REFS);
   if (list.length === 0) fail("invalid_object", "spec.targetRefs must name at least one target");
   const seen = new Set<string>();
   return list.map((raw, i) => {
     const path = `spec.targetRefs[${i}]`;
-    const ref = asObject(raw, path);
-    checkFields(ref, path, { supported: ["group", "kind", "name", "sectionName"] });
-    const target: PolicyTargetRef = {
-      index: i,
-      group: requiredString(ref, "group", path, { max: 253 }),
-      kind: requiredString(ref, "kind", path, { min: 1, max: 63 }),
-      name: requiredString(ref, "name", path, { min: 1, max: 253 }),
-      sectionName: optionalString(ref, "sectionName", path, { min: 1, max: 253 }),
-    };
+    const target = readTargetRef(raw, path, i);
     const identity = `${target.group}/${target.kind}/${target.name}/${target.sectionName ?? ""}`;
     if (seen.has(identity)) {
       fail(
@@ -192,10 +173,9 @@ function caCertificate(raw: unknown, path: string, namespace: string, index: Obj
   const kind = requiredString(ref, "kind", path, { min: 1, max: 63 });
   const name = requiredString(ref, "name", path, { min: 1, max: 253 });
   if (group !== "" || kind !== "ConfigMap") {
-    const shown = group === "" ? kind : `${kind}.${group}`;
     fail(
       "invalid_kind",
-      `${path} names a ${quote(shown)}; only a core ConfigMap can hold the CA certificates`,
+      `${path} names a ${quote(groupKind(group, kind))}; only a core ConfigMap can hold the CA certificates`,
     );
   }
   const configMap = index.get(CONFIG_MAP, namespace, name);

@@ -327,3 +327,41 @@ export function readCreationNanos(metadata: JsonObject): bigint | undefined {
   }
   return nanos;
 }
+
+/** One targetRef of a policy (GEP-713, with an optional sectionName), as written. */
+export interface TargetRef {
+  /** Its position in its list (0 for a single `targetRef`), for messages. */
+  readonly index: number;
+  /** The API group (`""` for a Service). */
+  readonly group: string;
+  /** The kind (`Service` for the ones the projection carries). */
+  readonly kind: string;
+  /** The target's name, in the policy's namespace. */
+  readonly name: string;
+  /** The sectionName (a named Service port), when the targetRef has one. */
+  readonly sectionName: string | undefined;
+}
+
+/**
+ * Reads the targetRef `raw` at `path` (`index` in its list): an object with
+ * only group, kind, name and sectionName, group at most 253 characters, kind
+ * 1 to 63, name and sectionName 1 to 253. Throws a FieldError
+ * (`invalid_object`, `unsupported_field`) otherwise; the kind is the
+ * caller's to judge.
+ */
+export function readTargetRef(raw: unknown, path: string, index: number): TargetRef {
+  const ref = asObject(raw, path);
+  checkFields(ref, path, { supported: ["group", "kind", "name", "sectionName"] });
+  return {
+    index,
+    group: requiredString(ref, "group", path, { max: 253 }),
+    kind: requiredString(ref, "kind", path, { min: 1, max: 63 }),
+    name: requiredString(ref, "name", path, { min: 1, max: 253 }),
+    sectionName: optionalString(ref, "sectionName", path, { min: 1, max: 253 }),
+  };
+}
+
+/** A group and kind as written in messages: `Service`, `Gateway.gateway.networking.k8s.io`. */
+export function groupKind(group: string, kind: string): string {
+  return group === "" ? kind : `${kind}.${group}`;
+}

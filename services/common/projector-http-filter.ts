@@ -28,13 +28,14 @@ import {
   checkFields,
   fail,
   field,
+  groupKind,
   isJsonObject,
   type JsonObject,
   optionalEnum,
   optionalInteger,
   optionalList,
-  optionalString,
   quote,
+  readTargetRef,
   requiredString,
 } from "./projector-fields.js";
 import { canonicalJson, HTTP_FILTER, type ObjectIndex, SERVICE } from "./projector-index.js";
@@ -147,16 +148,13 @@ export function convertHttpFilter(
 function checkTargetRefs(spec: JsonObject): void {
   optionalList(spec, "targetRefs", "spec", MAX_TARGETS).forEach((raw, i) => {
     const at = `spec.targetRefs[${i}]`;
-    const ref = asObject(raw, at);
-    checkFields(ref, at, { supported: ["group", "kind", "name", "sectionName"] });
-    const group = requiredString(ref, "group", at, { max: 253 });
-    const kind = requiredString(ref, "kind", at, { min: 1, max: 63 });
+    const { group, kind } = readTargetRef(raw, at, i);
     if (group !== SERVICE.group || kind !== SERVICE.kind) {
-      const groupKind = group === "" ? kind : `${kind}.${group}`;
-      fail("invalid_value", `${at} targets a ${groupKind}; an HTTPFilter targets only Services`);
+      fail(
+        "invalid_value",
+        `${at} targets a ${groupKind(group, kind)}; an HTTPFilter targets only Services`,
+      );
     }
-    requiredString(ref, "name", at, { min: 1, max: 253 });
-    optionalString(ref, "sectionName", at, { min: 1, max: 253 });
   });
 }
 

@@ -51,6 +51,7 @@ import {
   checkFields,
   fail,
   field,
+  groupKind,
   type JsonObject,
   optionalBoolean,
   optionalEnum,
@@ -901,10 +902,9 @@ export function resolveBackendRef(
   }
   const target = `${namespace}/${name}`;
   if (!isService) {
-    const groupKind = group === "" ? kind : `${kind}.${group}`;
     return {
       reason: "unsupported_backend",
-      why: `refers to ${groupKind} ${target}, which is not a Service`,
+      why: `refers to ${groupKind(group, kind)} ${target}, which is not a Service`,
     };
   }
   if (

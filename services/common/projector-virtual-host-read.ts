@@ -15,12 +15,12 @@ import {
   checkFields,
   fail,
   field,
+  groupKind,
   type JsonObject,
   optionalList,
-  optionalString,
   quote,
   readCreationNanos,
-  requiredString,
+  readTargetRef,
 } from "./projector-fields.js";
 import { compareStrings, type ObjectType } from "./projector-index.js";
 import { isRouteHostname } from "./projector-syntax.js";
@@ -64,22 +64,19 @@ export function readVirtualHost(object: KubeObject): ReadVirtualHost {
   const spec = asObject(object.spec, "spec");
   checkFields(spec, "spec", { supported: ["targetRef", "hostnames"] });
   const path = "spec.targetRef";
-  const ref = asObject(field(spec, "targetRef"), path);
-  checkFields(ref, path, { supported: ["group", "kind", "name", "sectionName"] });
-  const group = requiredString(ref, "group", path, { max: 253 });
-  const kind = requiredString(ref, "kind", path, { min: 1, max: 63 });
-  const service = requiredString(ref, "name", path, { min: 1, max: 253 });
-  const sectionName = optionalString(ref, "sectionName", path, { min: 1, max: 253 }) ?? "";
-  if (group !== "" || kind !== "Service") {
-    const shown = group === "" ? kind : `${kind}.${group}`;
-    fail("invalid_kind", `${path} names a ${quote(shown)}; a VirtualHost targets a core Service`);
+  const ref = readTargetRef(field(spec, "targetRef"), path, 0);
+  if (ref.group !== "" || ref.kind !== "Service") {
+    fail(
+      "invalid_kind",
+      `${path} names a ${quote(groupKind(ref.group, ref.kind))}; a VirtualHost targets a core Service`,
+    );
   }
   return {
     namespace: metadata.namespace as string,
     name: metadata.name as string,
     created: readCreationNanos(metadata),
-    service,
-    sectionName,
+    service: ref.name,
+    sectionName: ref.sectionName ?? "",
     hostnames: readHostnames(spec),
   };
 }
