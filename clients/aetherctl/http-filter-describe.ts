@@ -21,7 +21,7 @@ const PHASES: Readonly<Record<number, string>> = {
 };
 
 /** The phase as the HTTPFilter CRD spells it (`AuthN`, …), `unspecified` when unset. */
-export function phaseName(phase: HttpFilterPhase): string {
+function phaseName(phase: HttpFilterPhase): string {
   return PHASES[phase] ?? "unspecified";
 }
 

@@ -168,7 +168,7 @@ function filterRefOf(object: KubeObject): RouteRef {
  * time first (a filter without one after those with one), then namespace
  * and name (GEP-713's conflict rule).
  */
-export function compareHttpFilters(a: HttpFilter, b: HttpFilter): number {
+function compareHttpFilters(a: HttpFilter, b: HttpFilter): number {
   return (
     a.phase - b.phase ||
     b.priority - a.priority ||

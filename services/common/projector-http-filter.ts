@@ -49,7 +49,7 @@ import {
 import { readDurationField } from "./projector-rule-policy.js";
 
 /** The extension fields of an HTTPFilter spec; exactly one must be set. */
-export const FILTER_EXTENSIONS = ["lua", "wasm", "extProc", "extAuthz", "headerMutation"] as const;
+const FILTER_EXTENSIONS = ["lua", "wasm", "extProc", "extAuthz", "headerMutation"] as const;
 
 /** The most targetRefs one HTTPFilter may have (as the CRD says). */
 const MAX_TARGETS = 16;

@@ -29,7 +29,7 @@ import { isRouteHostname } from "./projector-syntax.js";
 export const VIRTUAL_HOST: ObjectType = { group: MESH_API_GROUP, kind: "VirtualHost" };
 
 /** The most host names one VirtualHost may list (as its CRD allows). */
-export const MAX_VIRTUAL_HOSTNAMES = 16;
+const MAX_VIRTUAL_HOSTNAMES = 16;
 
 /** A valid VirtualHost, read, not yet resolved against its Service. */
 export interface ReadVirtualHost {
