@@ -18,6 +18,7 @@ import {
   ROUTE_WARNING_REASONS,
 } from "../../services/common/projector.js";
 import { checkIncrementalAgainstFull, projectedField } from "../support/incremental-vs-full.js";
+import { kubeService, serviceExport } from "../support/kube-objects.js";
 
 const NS = "shop";
 const GW = "gateway.networking.k8s.io/v1";
@@ -26,15 +27,7 @@ const PEM = "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
 /** A Service with an `http` (80) and an `https` (443) port. */
 function service(name: string, namespace = NS): KubeObject {
   const ports = [80, 443].map((port) => ({ name: port === 80 ? "http" : "https", port }));
-  return { apiVersion: "v1", kind: "Service", metadata: { namespace, name }, spec: { ports } };
-}
-
-function serviceExport(name: string, namespace = NS): KubeObject {
-  return {
-    apiVersion: "multicluster.x-k8s.io/v1alpha1",
-    kind: "ServiceExport",
-    metadata: { namespace, name },
-  };
+  return kubeService(name, namespace, ports);
 }
 
 function configMap(
@@ -75,7 +68,7 @@ function policy(name: string, o: PolicyOptions = {}): KubeObject {
 
 const WORLD: KubeObject[] = [
   service("web"),
-  serviceExport("web"),
+  serviceExport("web", NS),
   service("api"),
   configMap("ca", { "ca.crt": PEM }),
 ];
@@ -459,7 +452,7 @@ describe("projector: BackendTLSPolicy conflicts", () => {
       ],
     });
     const older = policy("b", { created: "2026-01-01T00:00:00Z" });
-    const objects = [...WORLD, serviceExport("api"), both, older];
+    const objects = [...WORLD, serviceExport("api", NS), both, older];
     const output = projectServices(objects);
     expect(output.rejections).toEqual([]);
     expect(output.warnings.map((w) => [w.route.name, w.reason, w.services])).toEqual([
@@ -557,7 +550,7 @@ function edit(next: () => number, objects: readonly KubeObject[]): KubeObject[] 
   } else if (roll < 0.8) {
     replace("Service", name, next() < 0.3 ? undefined : service(name));
   } else if (roll < 0.9) {
-    replace("ServiceExport", name, next() < 0.4 ? undefined : serviceExport(name));
+    replace("ServiceExport", name, next() < 0.4 ? undefined : serviceExport(name, NS));
   } else if (roll < 0.95) {
     // An HTTPRoute attaching to a Service brings it into scope under exportAll.
     const route: KubeObject = {

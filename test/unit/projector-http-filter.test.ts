@@ -21,6 +21,7 @@ import {
   ROUTE_REJECTION_REASONS,
 } from "../../services/common/projector.js";
 import { createIncrementalProjector } from "../../services/common/projector-incremental.js";
+import { kubeService, serviceExport } from "../support/kube-objects.js";
 
 const NS = "shop";
 const SHA = "0123456789abcdef".repeat(4);
@@ -32,8 +33,7 @@ const PORTS = [
 
 /** A Service with the two PORTS (and `extra` in its spec). */
 function service(name: string, namespace = NS, extra: object = {}): KubeObject {
-  const metadata = { namespace, name };
-  return { apiVersion: "v1", kind: "Service", metadata, spec: { ports: PORTS, ...extra } };
+  return kubeService(name, namespace, PORTS, extra);
 }
 
 /** A targetRef to the Service `name` (of the filter's namespace). */
@@ -43,14 +43,6 @@ function toService(name: string, sectionName?: string) {
     kind: "Service",
     name,
     ...(sectionName === undefined ? {} : { sectionName }),
-  };
-}
-
-function serviceExport(name: string): KubeObject {
-  return {
-    apiVersion: "multicluster.x-k8s.io/v1alpha1",
-    kind: "ServiceExport",
-    metadata: { namespace: NS, name },
   };
 }
 
@@ -67,7 +59,7 @@ const HEADERS = { headerMutation: { request: { set: [{ name: "x-a", value: "1" }
 
 const WORLD: KubeObject[] = [
   service("web"),
-  serviceExport("web"),
+  serviceExport("web", NS),
   service("api"),
   service("authz", "security"),
   service("legacy", NS, { type: "ExternalName", externalName: "legacy.example.com" }),

@@ -21,6 +21,7 @@ import {
   objectEditor,
   projectedField,
 } from "../support/incremental-vs-full.js";
+import { kubeService, serviceExport } from "../support/kube-objects.js";
 
 const NS = "shop";
 const MESH = "mesh.aether.dev/v1alpha1";
@@ -31,15 +32,7 @@ function service(name: string, namespace = NS): KubeObject {
     { name: "http", port: 80 },
     { name: "grpc", port: 9090 },
   ];
-  return { apiVersion: "v1", kind: "Service", metadata: { namespace, name }, spec: { ports } };
-}
-
-function serviceExport(name: string, namespace = NS): KubeObject {
-  return {
-    apiVersion: "multicluster.x-k8s.io/v1alpha1",
-    kind: "ServiceExport",
-    metadata: { namespace, name },
-  };
+  return kubeService(name, namespace, ports);
 }
 
 interface HostOptions {
@@ -68,9 +61,9 @@ function virtualHost(name: string, o: HostOptions = {}): KubeObject {
 
 const WORLD: KubeObject[] = [
   service("web"),
-  serviceExport("web"),
+  serviceExport("web", NS),
   service("api"),
-  serviceExport("api"),
+  serviceExport("api", NS),
   service("db"),
 ];
 
@@ -416,7 +409,7 @@ function edit(next: () => number, objects: readonly KubeObject[]): KubeObject[] 
   } else if (roll < 0.5) {
     replace("Service", name, next() < 0.3 ? undefined : service(name));
   } else if (roll < 0.65) {
-    replace("ServiceExport", name, next() < 0.4 ? undefined : serviceExport(name));
+    replace("ServiceExport", name, next() < 0.4 ? undefined : serviceExport(name, NS));
   } else {
     // A route edit: an incremental update under VirtualHosts; under exportAll it moves scope.
     const route = `r${Math.floor(next() * 3)}`;

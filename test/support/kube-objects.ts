@@ -1,0 +1,36 @@
+/** Builders of small Kubernetes objects for projector tests. */
+import type { KubeObject } from "../../services/common/kube-object.js";
+
+/** One named port of a Service. */
+export interface ServicePort {
+  /** The port's name (what a sectionName names). */
+  readonly name: string;
+  /** The port number. */
+  readonly port: number;
+  /** Its appProtocol, when it has one. */
+  readonly appProtocol?: string;
+}
+
+/** A core Service `namespace/name` with `ports` (and `extra` spec fields). */
+export function kubeService(
+  name: string,
+  namespace: string,
+  ports: readonly ServicePort[],
+  extra: object = {},
+): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { namespace, name },
+    spec: { ports, ...extra },
+  };
+}
+
+/** A ServiceExport (`multicluster.x-k8s.io/v1alpha1`) of `namespace/name`. */
+export function serviceExport(name: string, namespace: string): KubeObject {
+  return {
+    apiVersion: "multicluster.x-k8s.io/v1alpha1",
+    kind: "ServiceExport",
+    metadata: { namespace, name },
+  };
+}
