@@ -12,7 +12,6 @@ import {
   parseAgentRoutes,
 } from "../../clients/aetherctl/agent-routes.js";
 import { formatExplanation } from "../../clients/aetherctl/explain-format.js";
-import { buildExplainTarget } from "../../clients/aetherctl/explain-request.js";
 import { constantRandom } from "../../clients/aetherctl/random-source.js";
 import {
   RouteKind,
@@ -23,6 +22,7 @@ import {
 import { evaluate } from "../../services/common/evaluator.js";
 import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
 import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
+import { explainTargetFromWeb } from "../support/explain-target.js";
 
 const VERSION = "2026-11-29T12:00:00.000000000Z";
 
@@ -127,14 +127,7 @@ describe("describing the source", () => {
   });
 
   function explainLines(entry: AgentRouteEntry | undefined): string[] {
-    const target = buildExplainTarget({
-      positionals: ["GET", "http://checkout.shop:8080/"],
-      fromNamespace: "web",
-      port: undefined,
-      portName: undefined,
-      headers: [],
-      grpc: undefined,
-    });
+    const target = explainTargetFromWeb(["GET", "http://checkout.shop:8080/"]);
     const random = constantRandom(0);
     const projection = entry?.projection;
     const decision = evaluate({

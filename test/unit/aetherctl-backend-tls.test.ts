@@ -11,7 +11,6 @@ import {
   describeBackendTls,
 } from "../../clients/aetherctl/backend-tls-describe.js";
 import { formatExplanation } from "../../clients/aetherctl/explain-format.js";
-import { buildExplainTarget } from "../../clients/aetherctl/explain-request.js";
 import { formatProjectionTree } from "../../clients/aetherctl/projection-tree.js";
 import {
   type BackendTls,
@@ -21,6 +20,7 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { backendTlsFor } from "../../services/common/backend-tls-select.js";
 import { evaluate } from "../../services/common/evaluator.js";
+import { explainTargetFromWeb } from "../support/explain-target.js";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIBsecretish\n-----END CERTIFICATE-----\n";
 
@@ -97,14 +97,7 @@ describe("describing backend TLS", () => {
 
 describe("aetherctl explain: the backend TLS of the chosen backend", () => {
   const explain = (url: string) => {
-    const target = buildExplainTarget({
-      positionals: ["GET", url],
-      fromNamespace: "web",
-      port: undefined,
-      portName: undefined,
-      headers: [],
-      grpc: undefined,
-    });
+    const target = explainTargetFromWeb(["GET", url]);
     const decision = evaluate({
       projections: [projection],
       request: target.request,

@@ -21,6 +21,7 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { evaluate } from "../../services/common/evaluator.js";
 import { httpFiltersForPort } from "../../services/common/http-filter-selection.js";
+import { explainTargetFromWeb } from "../support/explain-target.js";
 
 const VERSION = "2026-11-29T12:00:00.000000000Z";
 
@@ -98,14 +99,7 @@ function explain(
     projection?: ServiceConfigProjection | null;
   } = {},
 ): string {
-  const target = buildExplainTarget({
-    positionals,
-    fromNamespace: "web",
-    port: undefined,
-    portName: undefined,
-    headers: options.headers ?? [],
-    grpc: undefined,
-  });
+  const target = explainTargetFromWeb(positionals, options.headers);
   const projection = options.projection === null ? undefined : (options.projection ?? checkout);
   const random = constantRandom(options.random ?? 0);
   const decision = evaluate({

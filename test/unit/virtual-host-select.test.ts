@@ -10,7 +10,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { formatExplanation } from "../../clients/aetherctl/explain-format.js";
-import { buildExplainTarget, isServiceDnsName } from "../../clients/aetherctl/explain-request.js";
+import { isServiceDnsName } from "../../clients/aetherctl/explain-request.js";
 import { formatProjectionTree } from "../../clients/aetherctl/projection-tree.js";
 import { describeVirtualHosts } from "../../clients/aetherctl/virtual-host-describe.js";
 import {
@@ -19,6 +19,7 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { evaluate } from "../../services/common/evaluator.js";
 import { serviceForHost } from "../../services/common/virtual-host-select.js";
+import { explainTargetFromWeb } from "../support/explain-target.js";
 
 const vh = (name: string, hostnames: string[], port = 0, sectionName = "") =>
   create(VirtualHostSchema, { namespace: "shop", name, hostnames, port, sectionName });
@@ -108,15 +109,7 @@ describe("aetherctl and VirtualHost names", () => {
     expect(describeVirtualHosts(create(ServiceConfigProjectionSchema))).toBe("");
   });
 
-  const target = (url: string) =>
-    buildExplainTarget({
-      positionals: ["GET", url],
-      fromNamespace: "web",
-      port: undefined,
-      portName: undefined,
-      headers: [],
-      grpc: undefined,
-    });
+  const target = (url: string) => explainTargetFromWeb(["GET", url]);
 
   const names: [string, boolean][] = [
     ["cart", true],
