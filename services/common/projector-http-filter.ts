@@ -103,8 +103,9 @@ export function readFilterTargets(object: KubeObject): FilterTarget[] {
 /**
  * Converts one HTTPFilter object into an `HttpFilter` with no targets.
  * Throws a FieldError for anything the CRD would refuse (`invalid_object`,
- * `invalid_value`, `invalid_duration`, `unsupported_field`), for no or
- * several extensions (`invalid_filter`), and for an extension backendRef
+ * `invalid_value`, `invalid_duration`, `unsupported_field`), for a
+ * targetRef to anything but a Service (`invalid_kind`), for no or several
+ * extensions (`invalid_filter`), and for an extension backendRef
  * that names no Service port (`backend_not_found`), an ExternalName Service
  * (`unsupported_backend`) or, without `mesh`, a Service in another namespace
  * no ReferenceGrant permits (`ref_not_permitted`): an extension that cannot
@@ -151,7 +152,7 @@ function checkTargetRefs(spec: JsonObject): void {
     const { group, kind } = readTargetRef(raw, at, i);
     if (group !== SERVICE.group || kind !== SERVICE.kind) {
       fail(
-        "invalid_value",
+        "invalid_kind",
         `${at} targets a ${groupKind(group, kind)}; an HTTPFilter targets only Services`,
       );
     }

@@ -124,7 +124,8 @@ export interface RouteRef {
  * `limitProjection` in `projector-limits.ts`, not by the projector).
  * HTTPFilters are rejected the same way (kind `HTTPFilter`), with the reasons
  * above and `unknown_target` (a targetRef names a Service, or a port of
- * one, that does not exist), `backend_not_found`, `unsupported_backend` and
+ * one, that does not exist), `invalid_kind` (a targetRef to anything but a
+ * Service), `backend_not_found`, `unsupported_backend` and
  * `ref_not_permitted` (an extension's backendRef that cannot be resolved:
  * see `convertHttpFilter`). Warnings use `backend_not_found`,
  * `unsupported_backend` and `ref_not_permitted` (unresolvable backendRefs),

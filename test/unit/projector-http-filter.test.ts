@@ -293,7 +293,7 @@ describe("projector: an invalid HTTPFilter is rejected with a reason, the servic
           ],
         }),
       ],
-      "invalid_value",
+      "invalid_kind",
       /spec\.targetRefs\[0\] targets a Deployment\.apps/,
     ],
     [
