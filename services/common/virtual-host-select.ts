@@ -14,6 +14,12 @@ import type {
   ServiceConfigProjection,
   VirtualHost,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import {
+  bestHostname,
+  compareRanks,
+  type HostnameRank,
+  hostWithoutPort,
+} from "./evaluator-match.js";
 
 /** The service a host name selects, and through which VirtualHost. */
 export interface VirtualHostMatch {
@@ -35,46 +41,26 @@ export function serviceForHost(
   host: string,
   port = 0,
 ): VirtualHostMatch | undefined {
-  const name = hostnameOf(host);
-  let best: { match: VirtualHostMatch; rank: number } | undefined;
+  const name = hostWithoutPort(host);
+  let best: { match: VirtualHostMatch; rank: HostnameRank } | undefined;
   for (const projection of projections) {
     for (const entry of projection.virtualHosts) {
       if (entry.port !== 0 && port !== 0 && entry.port !== port) continue;
-      for (const pattern of entry.hostnames) {
-        const rank = rankOf(pattern, name);
-        if (rank === undefined) continue;
-        const better =
-          best === undefined ||
-          rank > best.rank ||
-          (rank === best.rank && projection.service < best.match.service);
-        if (better) {
-          best = {
-            match: { service: projection.service, hostname: pattern, virtualHost: entry },
-            rank,
-          };
-        }
+      if (entry.hostnames.length === 0) continue; // bestHostname lets an empty list match any host
+      const found = bestHostname(entry.hostnames, name);
+      if (found?.hostname === undefined) continue;
+      const order = best === undefined ? -1 : compareRanks(found.rank, best.rank);
+      if (
+        best === undefined ||
+        order < 0 ||
+        (order === 0 && projection.service < best.match.service)
+      ) {
+        best = {
+          match: { service: projection.service, hostname: found.hostname, virtualHost: entry },
+          rank: found.rank,
+        };
       }
     }
   }
   return best?.match;
-}
-
-/** The host name of a Host header value: lower case, without port or trailing dot. */
-function hostnameOf(host: string): string {
-  let name = host.trim().toLowerCase();
-  if (name.startsWith("[")) return name; // an IPv6 literal: never a virtual host name
-  const colon = name.lastIndexOf(":");
-  if (colon >= 0) name = name.slice(0, colon);
-  return name.endsWith(".") ? name.slice(0, -1) : name;
-}
-
-/**
- * How specific a match of `pattern` on `name` is (higher wins): an exact
- * match above every wildcard, a wildcard by the length of its suffix;
- * undefined when it does not match.
- */
-function rankOf(pattern: string, name: string): number | undefined {
-  if (!pattern.startsWith("*.")) return pattern === name ? Number.MAX_SAFE_INTEGER : undefined;
-  const suffix = pattern.slice(1); // ".example.com"
-  return name.length > suffix.length && name.endsWith(suffix) ? suffix.length : undefined;
 }
