@@ -9,6 +9,7 @@ import {
   type ServiceConfigProjection,
   WellKnownCaCertificates,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { describePortScope } from "./projection-describe.js";
 
 const STEP = "  ";
 
@@ -24,14 +25,6 @@ function describeSubjectAltNames(entry: BackendTls): string {
   return entry.subjectAltNames
     .map((san) => `${san.name.case === "uri" ? "uri" : "hostname"} ${san.name.value ?? ""}`)
     .join(", ");
-}
-
-/** `port 8443 (https)`, or `every port`. */
-function describeTarget(entry: BackendTls): string {
-  if (entry.port === 0) return "every port";
-  return entry.sectionName === ""
-    ? `port ${entry.port}`
-    : `port ${entry.port} (${entry.sectionName})`;
 }
 
 /**
@@ -59,7 +52,7 @@ export function describeBackendTls(entry: BackendTls): string {
 export function backendTlsLines(projection: ServiceConfigProjection): string[] {
   return projection.backendTls.flatMap((entry) => {
     const lines = [
-      `BackendTLSPolicy ${entry.policyNamespace}/${entry.policyName}: ${describeTarget(entry)}`,
+      `BackendTLSPolicy ${entry.policyNamespace}/${entry.policyName}: ${describePortScope(entry)}`,
       `${STEP}hostname: ${entry.hostname} (SNI${entry.subjectAltNames.length === 0 ? " and verified name" : ""})`,
       `${STEP}trust: ${describeTrust(entry)}`,
     ];

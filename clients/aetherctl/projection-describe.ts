@@ -176,3 +176,15 @@ export function describeParentRef(ref: ParentRef): string {
   if (ref.sectionName !== "") return `${ref.service} port ${ref.sectionName}`;
   return ref.port === 0 ? `${ref.service} (every port)` : `${ref.service}:${ref.port}`;
 }
+
+/**
+ * The ports an entry keyed by port and section name applies to (a backend
+ * TLS or VirtualHost entry): `port 8443 (https)`, `port 8443`, or `every
+ * port` for port 0.
+ */
+export function describePortScope(entry: { port: number; sectionName: string }): string {
+  if (entry.port === 0) return "every port";
+  return entry.sectionName === ""
+    ? `port ${entry.port}`
+    : `port ${entry.port} (${entry.sectionName})`;
+}

@@ -4,6 +4,7 @@
  * it applies to and where it came from. Pure.
  */
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import { describePortScope } from "./projection-describe.js";
 
 /**
  * `*.cart.shop.example, cart.shop.example (every port, VirtualHost
@@ -13,10 +14,7 @@ import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/proje
 export function describeVirtualHosts(projection: ServiceConfigProjection): string {
   return projection.virtualHosts
     .map((entry) => {
-      const port =
-        entry.port === 0
-          ? "every port"
-          : `port ${entry.port}${entry.sectionName === "" ? "" : ` (${entry.sectionName})`}`;
+      const port = describePortScope(entry);
       return `${entry.hostnames.join(", ")} (${port}, VirtualHost ${entry.namespace}/${entry.name})`;
     })
     .join("; ");
