@@ -43,3 +43,26 @@ export function checkClusterName(value: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The service key of an origin's mesh record: the projection that carries
+ * its MeshConfig (`ServiceConfigProjection.mesh_config`) instead of a
+ * service's config. No Service can have it (it is not `namespace/name`), so it
+ * never collides with one; it is stored, watched, imported and cached like a
+ * service key.
+ */
+export const MESH_RECORD = "@mesh";
+
+/** Reports whether a projection key is the mesh record's. */
+export function isMeshRecord(value: string): boolean {
+  return value === MESH_RECORD;
+}
+
+/**
+ * Checks a record key: a service key (see checkServiceName) or the mesh
+ * record. Returns undefined when it is valid, otherwise a sentence saying
+ * what is wrong.
+ */
+export function checkRecordName(value: string): string | undefined {
+  return isMeshRecord(value) ? undefined : checkServiceName(value);
+}
