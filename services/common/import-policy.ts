@@ -11,7 +11,7 @@ import {
   type ProjectionLimits,
 } from "./projection-limits.js";
 import { parseVersion } from "./projection-version.js";
-import { checkServiceName } from "./service-name.js";
+import { checkRecordName } from "./service-name.js";
 import type { SignatureCheck, SignatureRejectionReason } from "./signature-check.js";
 
 /** Why a projection was not imported. */
@@ -27,7 +27,7 @@ export type ImportRejectionReason =
   | "untrusted_origin"
   /** The projection's `version` is not an RFC 3339 timestamp. */
   | "invalid_version"
-  /** The service key is not `namespace/name`. */
+  /** The service key is neither `namespace/name` nor the mesh record's `@mesh`. */
   | "invalid_service"
   /** The projection's `service` field disagrees with the service it is stored under. */
   | "service_mismatch"
@@ -223,7 +223,7 @@ export function createImportPolicy(options: ImportPolicyOptions = {}): ImportPol
         message: `projection of ${candidate.service} from origin ${JSON.stringify(candidate.origin)} rejected: only the control cluster ${JSON.stringify(controlCluster)} is trusted`,
       };
     }
-    const invalidService = checkServiceName(candidate.service);
+    const invalidService = checkRecordName(candidate.service);
     if (invalidService !== undefined) {
       return { candidate, reason: "invalid_service", message: invalidService };
     }

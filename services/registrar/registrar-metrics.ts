@@ -60,7 +60,7 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
 
   new Counter({
     name: "aether_config_store_decode_errors_total",
-    help: "Store values skipped because they do not decode as a ServiceConfigProjection.",
+    help: "Store values skipped because they do not decode as a ServiceConfigProjection, or decode to the wrong shape for their key (@mesh or a service).",
     registers: [registry],
     collect() {
       this.reset();

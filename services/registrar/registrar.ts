@@ -16,7 +16,8 @@ import {
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { createImportPolicy } from "../common/import-policy.js";
-import { checkServiceName } from "../common/service-name.js";
+import { checkRecordShape } from "../common/record-shape.js";
+import { checkRecordName } from "../common/service-name.js";
 import { type EtcdSecurity, readEtcdSecurity } from "../runtime/etcd-security.js";
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import type { SigningKey } from "../signing/signing-key.js";
@@ -144,7 +145,8 @@ export async function readSeedFile(path: string): Promise<ServiceConfigProjectio
   return list.map((item, index) => {
     try {
       const projection = fromJson(ServiceConfigProjectionSchema, item);
-      const problem = checkServiceName(projection.service);
+      const problem =
+        checkRecordName(projection.service) ?? checkRecordShape(projection.service, projection);
       if (problem !== undefined) throw new Error(problem);
       return projection;
     } catch (error) {

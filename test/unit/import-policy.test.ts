@@ -59,6 +59,23 @@ describe("import policy: trust", () => {
       input: candidate("hub", "NS/a", T1, "NS/a"),
       reason: "invalid_service",
     },
+    { name: "the mesh record is a valid key", input: candidate("hub", "@mesh", T1) },
+    {
+      name: "a key like the mesh record's is not",
+      input: candidate("hub", "@mesh2", T1),
+      reason: "invalid_service",
+    },
+    {
+      name: "control cluster rejects a spoke's mesh record",
+      controlCluster: "hub",
+      input: candidate("spoke", "@mesh", T1),
+      reason: "untrusted_origin",
+    },
+    {
+      name: "a mesh record stored as a service",
+      input: candidate("hub", "ns/a", T1, "@mesh"),
+      reason: "service_mismatch",
+    },
     {
       name: "value names another service",
       input: candidate("hub", "ns/a", T1, "ns/b"),
@@ -158,6 +175,45 @@ describe("import policy: conflicts", () => {
         expect(result.conflicts.map((x) => x.service)).toEqual(c.conflicts);
         expect(result.rejections).toHaveLength(c.rejected);
       }
+    });
+  }
+});
+
+describe("import policy: the mesh record is resolved like a service", () => {
+  const at: Record<string, string> = { T1, T2 };
+  /** [name, control cluster, candidates ("origin key version", …), winners, conflicts, rejected]. */
+  const cases: [string, string, string, object, string[], number][] = [
+    ["federated: newest wins", "", "a @mesh T1, b @mesh T2", { "@mesh": "b" }, ["@mesh"], 0],
+    [
+      "federated: a tie to the smallest origin",
+      "",
+      "z @mesh T1, a @mesh T1",
+      { "@mesh": "a" },
+      ["@mesh"],
+      0,
+    ],
+    [
+      "control cluster: only the hub's",
+      "hub",
+      "hub @mesh T1, spoke @mesh T2",
+      { "@mesh": "hub" },
+      [],
+      1,
+    ],
+    ["beside a service", "", "a @mesh T1, b ns/s T2", { "@mesh": "a", "ns/s": "b" }, [], 0],
+  ];
+  for (const [name, controlCluster, input, winners, conflicts, rejected] of cases) {
+    it(name, () => {
+      const candidates = input.split(", ").map((text) => {
+        const [origin, key, version] = text.split(" ") as [string, string, string];
+        return candidate(origin, key, at[version] as string);
+      });
+      const result = createImportPolicy({ controlCluster }).resolve(candidates);
+      expect(Object.fromEntries([...result.winners].map(([s, w]) => [s, w.origin]))).toEqual(
+        winners,
+      );
+      expect(result.conflicts.map((x) => x.service)).toEqual(conflicts);
+      expect(result.rejections).toHaveLength(rejected);
     });
   }
 });

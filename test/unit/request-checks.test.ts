@@ -48,6 +48,7 @@ describe("checkListConfigRequest", () => {
       /^origin_cluster: cluster name "Evil\/Origin"/,
     ],
     ["a service without a slash", { services: ["no-slash"] }, /must be "namespace\/name"/],
+    ["a name like the mesh record's", { services: ["@mesh/x"] }, /namespace "@mesh"/],
     ["a bad namespace", { services: ["ns/a", "Bad/name"] }, /namespace "Bad" is not a DNS-1123/],
     [
       "too many services",
@@ -98,6 +99,11 @@ describe("checkListConfigRequest", () => {
       "services, as a set",
       { services: ["ns/b", "ns/a", "ns/b"] },
       { services: new Set(["ns/a", "ns/b"]) },
+    ],
+    [
+      "the mesh record beside a service",
+      { services: ["@mesh", "ns/a"] },
+      { services: new Set(["@mesh", "ns/a"]) },
     ],
     ["the largest page size", { pageSize: MAX_PAGE_SIZE }, { pageSize: MAX_PAGE_SIZE }],
     [
@@ -195,6 +201,11 @@ describe("checkWatchConfigRequest", () => {
         "services, a view and a resume revision",
         { services: ["ns/a"], view: ConfigView.ALL_ORIGINS, resumeRevision: 42n },
         { services: new Set(["ns/a"]), view: "all", resumeRevision: 42 },
+      ],
+      [
+        "the mesh record alone",
+        { services: ["@mesh"] },
+        { services: new Set(["@mesh"]), view: "effective", resumeRevision: 0 },
       ],
       [
         "the largest safe resume revision",

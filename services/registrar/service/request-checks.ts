@@ -13,7 +13,7 @@ import {
   type ListConfigRequest,
   type WatchConfigRequest,
 } from "../../../gen/aether/registry/v1/config_service_pb.js";
-import { checkClusterName, checkServiceName } from "../../common/service-name.js";
+import { checkClusterName, checkRecordName } from "../../common/service-name.js";
 import type { CacheView } from "../cache/config-cache.js";
 import {
   type PageCursor,
@@ -44,7 +44,7 @@ export function invalid(message: string): ConnectError {
 
 /**
  * Checks a request's `services`: at most {@link MAX_REQUEST_SERVICES}, each a
- * valid `namespace/name`. Returns them as a set, or undefined when the list
+ * valid `namespace/name` or the mesh record's `@mesh`. Returns them as a set, or undefined when the list
  * is empty (every service). Throws {@link invalid} otherwise.
  */
 export function checkServices(services: readonly string[]): ReadonlySet<string> | undefined {
@@ -54,7 +54,7 @@ export function checkServices(services: readonly string[]): ReadonlySet<string> 
     );
   }
   for (const service of services) {
-    const problem = checkServiceName(service);
+    const problem = checkRecordName(service);
     if (problem !== undefined) throw invalid(problem);
   }
   return services.length === 0 ? undefined : new Set(services);

@@ -183,11 +183,15 @@ export interface StoreWatch {
  * modification revision), however often they are read by lists and watches.
  */
 export interface StoreCounters {
-  /** Values skipped because they did not decode. */
+  /**
+   * Values skipped because they did not decode, or decoded to the wrong
+   * shape for their key (a `@mesh` record without a MeshConfig or with a
+   * service's fields, a service's projection with a MeshConfig).
+   */
   readonly decodeErrors: number;
   /**
    * Keys under `<prefix>/clusters/` skipped because they are not projection
-   * keys (including a service segment that is not `namespace/name`).
+   * keys (including a service segment that is neither `namespace/name` nor `@mesh`).
    */
   readonly invalidKeys: number;
   /**

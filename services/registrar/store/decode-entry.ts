@@ -12,7 +12,8 @@ import {
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { DEFAULT_PROJECTION_LIMITS } from "../../common/projection-limits.js";
 import { SIGNATURE_FIELD } from "../../common/projection-signature.js";
-import { checkServiceName } from "../../common/service-name.js";
+import { checkRecordShape } from "../../common/record-shape.js";
+import { checkRecordName, isMeshRecord } from "../../common/service-name.js";
 import { fieldSpans } from "../../common/wire-fields.js";
 import type { Logger } from "../../runtime/logger.js";
 import {
@@ -127,19 +128,33 @@ interface Verified {
 
 const SERVICE = /^[^/]+\/[^/]+$/;
 
-/** Reports whether `service` has the shape `namespace/name`: two non-empty parts, one slash. */
+/**
+ * Reports whether `service` has the shape of a record key: `namespace/name`
+ * (two non-empty parts, one slash) or the mesh record's `@mesh`.
+ */
 export function isServiceKey(service: string): boolean {
-  return SERVICE.test(service);
+  return SERVICE.test(service) || isMeshRecord(service);
 }
 
 /**
  * Throws a TypeError unless `service` is `namespace/name` with both parts
- * DNS-1123 labels: writers are strict, so that everything written is
- * importable (readers are lenient, see {@link isServiceKey}, and leave the
- * verdict on odd names to the import policy, which reports it).
+ * DNS-1123 labels, or the mesh record's `@mesh`: writers are strict, so that
+ * everything written is importable (readers are lenient, see
+ * {@link isServiceKey}, and leave the verdict on odd names to the import
+ * policy, which reports it).
  */
 export function assertServiceKey(service: string): void {
-  const problem = checkServiceName(service);
+  const problem = checkRecordName(service);
+  if (problem !== undefined) throw new TypeError(problem);
+}
+
+/**
+ * Throws a TypeError unless `projection` has the shape its key asks (see
+ * `checkRecordShape`): the mesh record carries a MeshConfig and nothing else,
+ * a service's projection no MeshConfig.
+ */
+export function assertRecordShape(projection: ServiceConfigProjection): void {
+  const problem = checkRecordShape(projection.service, projection);
   if (problem !== undefined) throw new TypeError(problem);
 }
 
@@ -147,10 +162,12 @@ export function assertServiceKey(service: string): void {
  * Returns the bytes a store writes for `projection` under `origin`: its
  * protobuf binary encoding with `originCluster` set to `origin`. The caller's
  * message is not modified. Throws a TypeError when `projection.service` is not
- * `namespace/name`.
+ * `namespace/name` or `@mesh`, or the projection has not the shape of its key
+ * (see {@link assertRecordShape}).
  */
 export function encodeProjection(projection: ServiceConfigProjection, origin: string): Uint8Array {
   assertServiceKey(projection.service);
+  assertRecordShape(projection);
   return toBinary(ServiceConfigProjectionSchema, { ...projection, originCluster: origin });
 }
 
@@ -245,7 +262,8 @@ export interface EncodedWrite {
  * Checks and encodes a write batch of the store of `origin` (see
  * `ConfigStore.write`): throws a RangeError when it has more than
  * {@link MAX_WRITE_BATCH} changes, and a TypeError when a service is not
- * `namespace/name` or appears twice. The values are noted as written in
+ * `namespace/name` (or `@mesh`), appears twice, or a put's projection has not
+ * the shape of its key (see {@link assertRecordShape}). The values are noted as written in
  * `decoder` (see {@link EntryDecoder.noteWritten}).
  */
 export function encodeWriteBatch(
@@ -268,6 +286,7 @@ export function encodeWriteBatch(
     seen.add(service);
     const key = projectionKey(prefix, origin, service);
     if (change.type === "delete") return { key, value: undefined };
+    assertRecordShape(change.projection);
     const stamped =
       change.content === undefined
         ? undefined
@@ -364,6 +383,25 @@ export function createEntryDecoder(options: EntryDecoderOptions): EntryDecoder {
         raw.modRevision,
         fields,
         "skipping a store value that does not decode",
+      );
+      return undefined;
+    }
+    const shapeProblem = checkRecordShape(parts.service, projection);
+    if (shapeProblem !== undefined) {
+      const { origin, service } = parts;
+      const fields = {
+        key: raw.key,
+        origin,
+        service,
+        modRevision: raw.modRevision,
+        reason: shapeProblem,
+      };
+      reports.report(
+        "value",
+        raw.key,
+        raw.modRevision,
+        fields,
+        "skipping a store value of the wrong shape for its key",
       );
       return undefined;
     }
