@@ -18,6 +18,8 @@
  * the Services that share policies are re-projected together, since which
  * policy wins one of them decides whether a policy is rejected. VirtualHosts
  * are not tracked precisely (see `projector-incremental-virtual-hosts.ts`).
+ * MeshConfigs (a handful at most) are always projected again with whatever
+ * else is, and an added or removed one affects the mesh record `@mesh`.
  *
  * Pure and deterministic: no I/O, no clock. Objects passed in must not be
  * modified afterwards: a changed object must be a new object.
@@ -33,7 +35,11 @@ import {
 } from "./projector.js";
 import { field, isJsonObject, type JsonObject } from "./projector-fields.js";
 import { createVirtualHostTracker } from "./projector-incremental-virtual-hosts.js";
-import { HTTP_FILTER as HTTP_FILTER_TYPE } from "./projector-index.js";
+import {
+  HTTP_FILTER as HTTP_FILTER_TYPE,
+  MESH_CONFIG as MESH_CONFIG_TYPE,
+} from "./projector-index.js";
+import { MESH_RECORD } from "./service-name.js";
 
 /** What {@link IncrementalProjector.update} found. */
 export interface ProjectionUpdate {
@@ -104,6 +110,7 @@ const SERVICE = "/Service";
 const SERVICE_EXPORT = `${MCS_API_GROUP}/ServiceExport`;
 const BACKEND_TLS_POLICY = `${GATEWAY_API_GROUP}/BackendTLSPolicy`;
 const CONFIG_MAP = "/ConfigMap";
+const MESH_CONFIG = `${MESH_CONFIG_TYPE.group}/${MESH_CONFIG_TYPE.kind}`;
 
 /** What the projector keeps about one route or HTTPFilter object (kept small: there is one per route). */
 interface RouteInfo {
@@ -157,6 +164,8 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
   /** The BackendTLSPolicy objects naming each ConfigMap. */
   let policiesByConfigMap = new Map<string, KubeObject[]>();
   let grants: KubeObject[] = [];
+  /** The MeshConfig objects, identified or not (projected with every update). */
+  let meshConfigs: KubeObject[] = [];
   const virtualHosts = createVirtualHostTracker();
   let inScope = new Set<string>();
   /** The problems of each route (by RouteRef), rejections and warnings. */
@@ -165,6 +174,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
   const index = (object: KubeObject): void => {
     const { type, identity, key } = classify(object);
     if (type === REFERENCE_GRANT) grants.push(object);
+    if (type === MESH_CONFIG) meshConfigs.push(object);
     if (virtualHosts.index(object)) return;
     if (identity === undefined || key === undefined || !isTracked(type)) return;
     push(byIdentity, identity, object);
@@ -183,7 +193,8 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
   };
 
   const unindex = (object: KubeObject): void => {
-    const { identity } = classify(object);
+    const { type, identity } = classify(object);
+    if (type === MESH_CONFIG) meshConfigs = meshConfigs.filter((o) => o !== object);
     if (identity === undefined) return;
     const list = byIdentity.get(identity);
     if (list !== undefined) {
@@ -214,6 +225,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     policiesByTarget = new Map();
     policiesByConfigMap = new Map();
     grants = [];
+    meshConfigs = [];
     virtualHosts.reset();
     for (const object of unindexed) index(object);
     unindexed = undefined;
@@ -244,6 +256,10 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     for (const object of [...removed, ...added]) {
       const { type, identity, key } = classify(object);
       if (type === REFERENCE_GRANT || virtualHosts.isVirtualHost(object)) return undefined;
+      if (type === MESH_CONFIG) {
+        affected.add(MESH_RECORD);
+        touchedProblems.add(problemKeyOfMeshConfig(object));
+      }
       if ((type === SERVICE || type === SERVICE_EXPORT) && virtualHosts.targets(key ?? "")) {
         return undefined; // a VirtualHost's claims may change
       }
@@ -296,7 +312,7 @@ export function createIncrementalProjector(options: ProjectorOptions = {}): Incr
     // every other reason a Service is affected is known.
     const policyObjects = closeOverPolicies(affected);
 
-    const subset = new Set<KubeObject>(grants);
+    const subset = new Set<KubeObject>([...grants, ...meshConfigs]);
     const addIdentity = (identity: string): void => {
       for (const object of byIdentity.get(identity) ?? []) subset.add(object);
     };
@@ -478,6 +494,13 @@ function describePolicy(object: KubeObject): PolicyInfo {
       undefined,
     ),
   };
+}
+
+/** The key of a MeshConfig's problems (cluster-scoped: namespace `""`), as {@link problemKeyOf} makes it. */
+function problemKeyOfMeshConfig(object: KubeObject): string {
+  const metadata: unknown = object.metadata;
+  const name = isJsonObject(metadata) ? field(metadata, "name") : undefined;
+  return `MeshConfig\u0000\u0000${typeof name === "string" ? name : ""}`;
 }
 
 /** The key of an identified BackendTLSPolicy's problems, as {@link problemKeyOf} makes it. */

@@ -39,6 +39,8 @@ export const SERVICE: ObjectType = { group: "", kind: "Service" };
 export const NAMESPACE: ObjectType = { group: "", kind: "Namespace" };
 /** `HTTPFilter` in `mesh.aether.dev` (the proxy-extension escape hatch). */
 export const HTTP_FILTER: ObjectType = { group: MESH_API_GROUP, kind: "HTTPFilter" };
+/** `MeshConfig` in `mesh.aether.dev` (cluster-scoped; an origin's mesh-wide defaults). */
+export const MESH_CONFIG: ObjectType = { group: MESH_API_GROUP, kind: "MeshConfig" };
 /** `ServiceExport` in `multicluster.x-k8s.io`. */
 export const SERVICE_EXPORT: ObjectType = { group: MCS_API_GROUP, kind: "ServiceExport" };
 
@@ -115,7 +117,7 @@ interface Grant {
   readonly to: readonly (ObjectType & { readonly name: string | undefined })[];
 }
 
-const CLUSTER_SCOPED = new Set([typeKey(NAMESPACE)]);
+const CLUSTER_SCOPED = new Set([typeKey(NAMESPACE), typeKey(MESH_CONFIG)]);
 
 /**
  * Indexes `objects` in one pass. Objects that are not JSON objects, or whose

@@ -35,6 +35,7 @@ import {
   SERVICE_EXPORT,
   type ServiceInfo,
 } from "./projector-index.js";
+import { projectMeshConfig } from "./projector-mesh-config.js";
 import { convertRoute, type RouteProblem } from "./projector-route.js";
 import { attachVirtualHosts } from "./projector-virtual-host.js";
 import { checkServiceName } from "./service-name.js";
@@ -47,6 +48,7 @@ export {
   GRPC_ROUTE,
   HTTP_FILTER,
   HTTP_ROUTE,
+  MESH_CONFIG,
   NAMESPACE,
   type ObjectIndex,
   type ObjectType,
@@ -94,12 +96,18 @@ export const ROUTE_WARNING_REASONS: readonly string[] = [
 
 /**
  * Identifies a route object, or a policy object the projector reads the same
- * way (a BackendTLSPolicy, an HTTPFilter or a VirtualHost, whose problems are
- * reported like a route's).
+ * way (a BackendTLSPolicy, an HTTPFilter, a VirtualHost or a MeshConfig,
+ * whose problems are reported like a route's).
  */
 export interface RouteRef {
   /** The object's kind. */
-  readonly kind: "HTTPRoute" | "GRPCRoute" | "HTTPFilter" | "BackendTLSPolicy" | "VirtualHost";
+  readonly kind:
+    | "HTTPRoute"
+    | "GRPCRoute"
+    | "HTTPFilter"
+    | "BackendTLSPolicy"
+    | "VirtualHost"
+    | "MeshConfig";
   /** The route's namespace (`""` when the object has none). */
   readonly namespace: string;
   /** The route's name (`""` when the object has none). */
@@ -145,6 +153,13 @@ export interface RouteRef {
  * `invalid_value` (a host name that is not RFC 1123, or listed twice),
  * `unknown_target` and `conflicted` (an older VirtualHost, or one first by
  * namespace/name, holds one of its host names for another Service).
+ *
+ * A MeshConfig (kind `MeshConfig`, namespace `""`: it is cluster-scoped) is
+ * left out with the same reasons where they fit (`invalid_object`,
+ * `unsupported_field`, `invalid_duration`, `invalid_value`,
+ * `duplicate_object`), and `invalid_value` for any name but `default` (one
+ * mesh-wide MeshConfig per origin). The `default` one's problems name the
+ * service `@mesh`, the mesh record it would have made.
  */
 export interface RouteRejection {
   /** The route. */
@@ -172,7 +187,10 @@ export interface ProjectorOutput {
   /**
    * One projection per in-scope service, sorted by service, with `version`
    * and `originCluster` empty (the export controller stamps them). Its routes
-   * are sorted by kind, namespace and name, rules in object order.
+   * are sorted by kind, namespace and name, rules in object order. When the
+   * snapshot holds a valid MeshConfig named `default`, the origin's mesh
+   * record (service `@mesh`, only `meshConfig` set) is among them, in its
+   * sorted place.
    */
   readonly projections: ServiceConfigProjection[];
   /** The routes left out, sorted by kind, namespace, name, then message. */
@@ -270,6 +288,9 @@ function projectOne(route: KubeObject, index: ObjectIndex, mesh: boolean): Proje
  * (see `projector-backend-tls.ts`) and the VirtualHosts that name it (see
  * `projector-virtual-host.ts`); neither ever brings a Service into scope.
  *
+ * A valid MeshConfig named `default` adds the mesh record `@mesh` (see
+ * `projector-mesh-config.ts`), whatever the scope options.
+ *
  * An exported service with no valid routes still gets a projection (with no
  * routes). Rejected routes are left out and reported, never the whole service.
  * Deterministic: the same objects in any order give byte-identical output.
@@ -334,6 +355,8 @@ export function projectServices(
   for (const p of backendTls.warnings) warnings.push(policyRejection(p));
   const virtualHosts = attachVirtualHosts(index, (key) => routes.has(key));
   for (const p of virtualHosts.rejections) rejections.push(policyRejection(p, "VirtualHost"));
+  const meshConfig = projectMeshConfig(index);
+  for (const p of meshConfig.rejections) rejections.push(policyRejection(p, "MeshConfig"));
   const projections = [...routes.keys()].sort(compareStrings).map((service) =>
     create(ServiceConfigProjectionSchema, {
       service,
@@ -345,6 +368,10 @@ export function projectServices(
       virtualHosts: virtualHosts.entries.get(service) ?? [],
     }),
   );
+  if (meshConfig.projection !== undefined) {
+    projections.push(meshConfig.projection);
+    projections.sort((a, b) => compareStrings(a.service, b.service));
+  }
   return {
     projections,
     rejections: rejections.sort(compareRouteProblems),
@@ -475,7 +502,7 @@ function routeRefOf(object: KubeObject): RouteRef {
 
 function policyRejection(
   p: PolicyProblem,
-  kind: "BackendTLSPolicy" | "VirtualHost" = "BackendTLSPolicy",
+  kind: "BackendTLSPolicy" | "VirtualHost" | "MeshConfig" = "BackendTLSPolicy",
 ): RouteRejection {
   const route: RouteRef = { kind, namespace: p.namespace, name: p.name };
   return { route, reason: p.reason, message: p.message, services: p.services };
