@@ -42,7 +42,7 @@ export interface KindState extends KindStatus {
   readonly apiVersion: string;
   /** The list and watch path. */
   readonly path: string;
-  /** The field selector (the Namespace kind, when watching one namespace). */
+  /** The field selector (the Namespace kind, when watching one namespace: its own name). */
   readonly fieldSelector: string | undefined;
   /** `kubernetes:PATH`, where problems are said to be. */
   readonly where: string;
@@ -69,9 +69,10 @@ function resourcePath(resource: KubeResource, namespace: string | undefined): st
 
 /**
  * The initial state of `resource`, watched in `namespace` (all when
- * undefined; a cluster-scoped resource is then watched with a field selector
- * on that namespace's name): not listed, no informer, no problem, failures
- * retried after the delays of `backoff`.
+ * undefined; the Namespace kind is then watched with a field selector on
+ * that namespace's name, any other cluster-scoped kind, such as MeshConfig,
+ * whole): not listed, no informer, no problem, failures retried after the
+ * delays of `backoff`.
  */
 export function createKindState(
   resource: KubeResource,
@@ -87,7 +88,9 @@ export function createKindState(
     apiVersion: resource.group === "" ? resource.version : `${resource.group}/${resource.version}`,
     path,
     fieldSelector:
-      !resource.namespaced && namespace !== undefined ? `metadata.name=${namespace}` : undefined,
+      resource.kind === "Namespace" && namespace !== undefined
+        ? `metadata.name=${namespace}`
+        : undefined,
     where: `kubernetes:${path}`,
     informer: undefined,
     generation: 0,

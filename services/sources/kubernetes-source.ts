@@ -57,8 +57,9 @@ import type { ObjectSource, SourceProblem } from "./object-source.js";
 export type { KubeResource } from "./kube-kind.js";
 
 /**
- * The ten resources the Kubernetes source watches (VirtualHost's CRD from
- * deploy/crds; a cluster without it is tolerated like any missing CRD). ConfigMaps are read for
+ * The eleven resources the Kubernetes source watches (the CRDs of VirtualHost
+ * and MeshConfig, cluster-scoped, from deploy/crds; a cluster without one is
+ * tolerated like any missing CRD). ConfigMaps are read for
  * the CA certificates BackendTLSPolicies reference; of each, only the
  * `ca.crt` data key is kept (see `adoptObject` in `kube-kind.ts`).
  */
@@ -114,6 +115,13 @@ export const KUBERNETES_SOURCE_RESOURCES: readonly KubeResource[] = Object.freez
     plural: "virtualhosts",
     kind: "VirtualHost",
     namespaced: true,
+  },
+  {
+    group: "mesh.aether.dev",
+    version: "v1alpha1",
+    plural: "meshconfigs",
+    kind: "MeshConfig",
+    namespaced: false,
   },
 ]);
 

@@ -36,6 +36,7 @@ const RESOURCES: FakeResource[] = [
   "serviceexports",
   "httpfilters",
   "virtualhosts",
+  "meshconfigs",
 ];
 
 const serviceParent = (name: string, namespace?: string) => ({
@@ -161,6 +162,12 @@ const OBJECTS: KubeObject[] = [
       targetRef: { group: "", kind: "Service", name: "cart" },
       hostnames: ["cart.example.com"],
     },
+  },
+  {
+    apiVersion: "mesh.aether.dev/v1alpha1",
+    kind: "MeshConfig",
+    metadata: { name: "default" },
+    spec: { requestTimeout: "15s", retryBudget: { percent: 20 } },
   },
 ];
 
@@ -475,8 +482,10 @@ describe("kubernetes source against the fake API server", () => {
     expect(fromKube.projections.map((p) => toBinary(ServiceConfigProjectionSchema, p))).toEqual(
       fromDir.projections.map((p) => toBinary(ServiceConfigProjectionSchema, p)),
     );
+    expect(fromKube.projections.map((p) => p.service)).toContain("@mesh");
     // The API server's creation times travel into the projection (precedence ties).
-    expect(fromKube.projections[0]?.routes[0]?.creationTime).toBeDefined();
+    const cart = fromKube.projections.find((p) => p.service === "shop/cart");
+    expect(cart?.routes[0]?.creationTime).toBeDefined();
   });
 
   it("reads a kubeconfig file and watches one namespace", async () => {
@@ -490,13 +499,16 @@ describe("kubernetes source against the fake API server", () => {
       kubeSource(fake, { kubeConfig: undefined, kubeconfig: path, namespace: "shop" }),
     );
     expect(source.name).toBe("kubernetes namespace=shop");
+    // The mesh-wide MeshConfig is cluster-scoped: watched whole, whatever the namespace.
     const inShop = OBJECTS.filter(
-      (o) => o.metadata?.namespace === "shop" || o.metadata?.name === "shop",
+      (o) =>
+        o.metadata?.namespace === "shop" || o.metadata?.name === "shop" || o.kind === "MeshConfig",
     );
     expect(normalized(source)).toEqual(sortObjects(inShop));
     const urls = fake.requests().map((r) => r.url);
     expect(urls).toContain("/api/v1/namespaces/shop/services");
     expect(urls).toContain("/api/v1/namespaces?fieldSelector=metadata.name%3Dshop");
+    expect(urls).toContain("/apis/mesh.aether.dev/v1alpha1/meshconfigs");
 
     fake.create({ ...newService("elsewhere"), metadata: { namespace: "web", name: "elsewhere" } });
     fake.create(newService("here"));

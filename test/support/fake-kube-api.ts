@@ -1,6 +1,6 @@
 /**
  * A FAKE Kubernetes API server, for tests only: a real HTTP server on
- * 127.0.0.1 that speaks the API's wire protocol for the ten resources the
+ * 127.0.0.1 that speaks the API's wire protocol for the eleven resources the
  * export path reads. There is no Kubernetes API server on the machines these
  * tests run on; this fake is what the Kubernetes source has been tested
  * against.
@@ -10,7 +10,8 @@
  *   `/apis/gateway.networking.k8s.io/v1/{httproutes,grpcroutes,backendtlspolicies}`,
  *   `/apis/gateway.networking.k8s.io/v1beta1/referencegrants` and
  *   `/apis/multicluster.x-k8s.io/v1alpha1/serviceexports` and
- *   `/apis/mesh.aether.dev/v1alpha1/{httpfilters,virtualhosts}`, plus the
+ *   `/apis/mesh.aether.dev/v1alpha1/{httpfilters,virtualhosts,meshconfigs}`
+ *   (meshconfigs cluster-scoped, like namespaces), plus the
  *   namespaced forms `.../namespaces/NS/PLURAL`, answering
  *   `{kind: XList, apiVersion, metadata: {resourceVersion}, items}` with
  *   items in etcd key order (namespace, then name). Items of the core
@@ -71,7 +72,8 @@ export type FakeResource =
   | "backendtlspolicies"
   | "serviceexports"
   | "httpfilters"
-  | "virtualhosts";
+  | "virtualhosts"
+  | "meshconfigs";
 
 /** What the fake knows about each resource: where it is served and what it holds. */
 const SERVED: Readonly<
@@ -121,6 +123,12 @@ const SERVED: Readonly<
     version: "v1alpha1",
     kind: "VirtualHost",
     namespaced: true,
+  },
+  meshconfigs: {
+    group: "mesh.aether.dev",
+    version: "v1alpha1",
+    kind: "MeshConfig",
+    namespaced: false,
   },
 };
 

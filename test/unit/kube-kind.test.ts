@@ -53,6 +53,12 @@ describe("createKindState", () => {
       fieldSelector: undefined,
     },
     {
+      kind: "MeshConfig",
+      namespace: "team-a",
+      path: "/apis/mesh.aether.dev/v1alpha1/meshconfigs",
+      fieldSelector: undefined,
+    },
+    {
       kind: "ServiceExport",
       namespace: undefined,
       path: "/apis/multicluster.x-k8s.io/v1alpha1/serviceexports",
