@@ -5,7 +5,9 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
 
 /** The one document of a CRD file under deploy/crds, parsed (throws unless it holds exactly one). */
 export async function readCrd<T>(file: string): Promise<T> {
@@ -91,4 +93,34 @@ export function check(value: unknown, schema: Schema, path: string): string[] {
     }
   }
   return problems;
+}
+
+/** The fields of a CRD that say which resource it defines. */
+export interface CrdIdentity {
+  readonly kind: string;
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly group: string;
+    readonly scope: string;
+    readonly names: { readonly plural: string };
+    readonly versions: readonly { readonly name: string }[];
+  };
+}
+
+/**
+ * Asserts that `crd` defines the resource of `kind` the Kubernetes source
+ * watches: its group, plural, scope (`Namespaced` or `Cluster`), name and
+ * one version.
+ */
+export function expectWatchedResource(crd: CrdIdentity, kind: string, namespaced: boolean): void {
+  const watched = KUBERNETES_SOURCE_RESOURCES.find((r) => r.kind === kind);
+  expect(crd.kind).toBe("CustomResourceDefinition");
+  expect(crd.spec.scope).toBe(namespaced ? "Namespaced" : "Cluster");
+  expect(watched).toMatchObject({
+    group: crd.spec.group,
+    plural: crd.spec.names.plural,
+    namespaced,
+  });
+  expect(crd.metadata.name).toBe(`${crd.spec.names.plural}.${crd.spec.group}`);
+  expect(crd.spec.versions.map((v) => v.name)).toEqual([watched?.version]);
 }

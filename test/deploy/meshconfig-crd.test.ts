@@ -8,8 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { MESH_DEFAULTS, readMeshConfig } from "../../services/common/projector-mesh-config-read.js";
-import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
-import { check, exampleObjects, readCrd, type Schema } from "./crd-files.js";
+import { check, exampleObjects, expectWatchedResource, readCrd, type Schema } from "./crd-files.js";
 
 /** The CRD object, the fields the tests read. */
 interface MeshConfigCrd {
@@ -45,17 +44,7 @@ function byProjector(spec: unknown): boolean {
 
 describe("the MeshConfig CRD", () => {
   it("defines the cluster-scoped resource the Kubernetes source watches, named default only", async () => {
-    const object = await crd();
-    const watched = KUBERNETES_SOURCE_RESOURCES.find((r) => r.kind === "MeshConfig");
-    expect(object.kind).toBe("CustomResourceDefinition");
-    expect(object.spec.scope).toBe("Cluster");
-    expect(watched).toMatchObject({
-      group: object.spec.group,
-      plural: object.spec.names.plural,
-      namespaced: false,
-    });
-    expect(object.metadata.name).toBe(`${object.spec.names.plural}.${object.spec.group}`);
-    expect(object.spec.versions.map((v) => v.name)).toEqual([watched?.version]);
+    expectWatchedResource(await crd(), "MeshConfig", false);
     const rules = (await rootSchema())["x-kubernetes-validations"]?.map((r) => r.rule);
     expect(rules).toEqual(["self.metadata.name == 'default'"]);
   });

@@ -8,8 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { readVirtualHost } from "../../services/common/projector-virtual-host-read.js";
-import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
-import { exampleObjects, readCrd } from "./crd-files.js";
+import { exampleObjects, expectWatchedResource, readCrd } from "./crd-files.js";
 
 interface HostnamesSchema {
   readonly minItems: number;
@@ -47,17 +46,7 @@ function virtualHost(hostnames: unknown): KubeObject {
 
 describe("the VirtualHost CRD", () => {
   it("defines the resource the Kubernetes source watches", async () => {
-    const object = await crd();
-    expect(object.kind).toBe("CustomResourceDefinition");
-    expect(object.spec.scope).toBe("Namespaced");
-    const watched = KUBERNETES_SOURCE_RESOURCES.find((r) => r.kind === "VirtualHost");
-    expect(watched).toMatchObject({
-      group: object.spec.group,
-      plural: object.spec.names.plural,
-      namespaced: true,
-    });
-    expect(object.metadata.name).toBe(`${object.spec.names.plural}.${object.spec.group}`);
-    expect(object.spec.versions.map((v) => v.name)).toEqual([watched?.version]);
+    expectWatchedResource(await crd(), "VirtualHost", true);
   });
 
   const cases: [string, boolean][] = [
