@@ -10,6 +10,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { projectLocalRoutes } from "../../clients/agent/local-routes.js";
+import { tableFingerprint } from "../../clients/agent/route-table-feed.js";
 import { countByReason, unresolvedRefs } from "../../clients/agent/unresolved-refs.js";
 import {
   type ExtensionRef,
@@ -215,7 +216,7 @@ describe("the agent resolves local and imported routes against its cluster's fil
     expect(table(edited).services[0]?.version).not.toBe(table(local).services[0]?.version);
   });
 
-  it("imported routes: resolved at the merge, recorded in the entry's resolution, counted by reason", () => {
+  it("imported routes: resolved at the merge, recorded in the entry's resolution (a filter edit changes the table, not the version), counted by reason", () => {
     const exported = webProjection([route(ref("auth"), ref("missing"))]);
     const merge = (filters: LocalHttpFilters | undefined) =>
       mergeRouteTable({
@@ -234,6 +235,9 @@ describe("the agent resolves local and imported routes against its cluster's fil
       "shop/web shop/missing not_found",
     ]);
     expect([...countByReason(unresolvedRefs(table))]).toEqual([["not_found", 1]]);
+    const edited = merge(projectLocalRoutes([httpFilter("auth", { ...LUA, priority: 1 })]).filters);
+    expect(edited.services[0]?.version).toBe(entry?.version);
+    expect(tableFingerprint(edited)).not.toBe(tableFingerprint(table));
     const unknown = merge(undefined);
     expect(unknown.services[0]?.resolution).toBe("");
     expect(unresolvedRefs(unknown)).toEqual([]);
