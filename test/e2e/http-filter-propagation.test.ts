@@ -123,6 +123,16 @@ describe.each(E2E_TRANSPORTS)("e2e over %s: HTTPFilters across clusters", (trans
     ]);
   }
 
+  /** Waits until `holds` is true of east's agent, then of west's. */
+  async function untilEveryAgent(what: string, holds: (agent: AgentProcess) => Promise<boolean>) {
+    for (const [name, agent] of [
+      ["east", east],
+      ["west", west],
+    ] as const) {
+      await waitFor(() => holds(agent), 15_000, `${name}'s agent to ${what}`);
+    }
+  }
+
   beforeAll(async () => {
     prefix = shared.freshPrefix();
     mesh = await tempCopy(join(EXAMPLES, "mesh"));
@@ -154,18 +164,15 @@ describe.each(E2E_TRANSPORTS)("e2e over %s: HTTPFilters across clusters", (trans
 
   it("(a) the hub's Service-attached filters reach both spokes' agents, in run order (AuthN before Default)", async () => {
     const want = ["shop/zz-checkout-authn", "shop/checkout-headers"];
-    expect(filterNames(await effectiveProjection(hub.url, "shop/checkout"))).toEqual(want);
-    for (const [name, agent] of [
-      ["east", east],
-      ["west", west],
-    ] as const) {
-      await waitFor(
-        async () =>
-          filterNames(await agentProjection(agent, "shop/checkout")).join() === want.join(),
-        15_000,
-        `${name}'s agent to hold shop/checkout's two filters`,
-      );
-    }
+    await waitFor(
+      async () =>
+        filterNames(await effectiveProjection(hub.url, "shop/checkout")).join() === want.join(),
+      15_000,
+      "the hub to export shop/checkout with its two filters, AuthN first",
+    );
+    await untilEveryAgent("hold shop/checkout's two filters", async (agent) => {
+      return filterNames(await agentProjection(agent, "shop/checkout")).join() === want.join();
+    });
   });
 
   it("(b) west's caller-side filter is resolved by west's agent only; a missing one is counted, not skipped", async () => {
@@ -223,19 +230,10 @@ describe.each(E2E_TRANSPORTS)("e2e over %s: HTTPFilters across clusters", (trans
       15_000,
       "the hub to export shop/checkout without filters",
     );
-    for (const [name, agent] of [
-      ["east", east],
-      ["west", west],
-    ] as const) {
-      await waitFor(
-        async () => {
-          const projection = await agentProjection(agent, "shop/checkout");
-          return projection !== undefined && filterNames(projection).length === 0;
-        },
-        15_000,
-        `${name}'s agent to drop shop/checkout's filters`,
-      );
-    }
+    await untilEveryAgent("drop shop/checkout's filters", async (agent) => {
+      const projection = await agentProjection(agent, "shop/checkout");
+      return projection !== undefined && filterNames(projection).length === 0;
+    });
     expect((await west.get("/routes")).body).toContain(MARKER);
   });
 });
