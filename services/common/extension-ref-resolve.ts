@@ -111,6 +111,7 @@ export function resolveExtensionRefs(
   filters: LocalHttpFilters | undefined,
 ): ExtensionRefResolution {
   const outcomes: ExtensionRefOutcome[] = [];
+  if (!projection.routes.some(hasExtensionRef)) return { projection, outcomes };
   let changed = false;
   const routes = projection.routes.map((route) => {
     let routeChanged = false;
@@ -132,6 +133,12 @@ export function resolveExtensionRefs(
     return routeChanged ? { ...route, rules } : route;
   });
   return { projection: changed ? { ...projection, routes } : projection, outcomes };
+}
+
+/** Whether a route runs any ExtensionRef filter (the common case being none: nothing to copy). */
+function hasExtensionRef(route: Route): boolean {
+  const any = (filters: readonly Filter[]) => filters.some((f) => f.filter.case === "extensionRef");
+  return route.rules.some((rule) => any(rule.filters) || rule.backends.some((b) => any(b.filters)));
 }
 
 function resolveOne(
