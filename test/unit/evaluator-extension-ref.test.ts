@@ -155,6 +155,10 @@ describe("aetherctl: an ExtensionRef in words", () => {
       want: "mesh.aether.dev/HTTPFilter missing unresolved (500): not_found: no HTTPFilter shop/missing in this cluster",
     },
     { ref: OTHER, want: "x.io/RateLimit slow" },
+    {
+      ref: { group: "mesh.aether.dev", kind: "HTTPFilter", name: "auth" },
+      want: "mesh.aether.dev/HTTPFilter auth (resolved by the caller's cluster)",
+    },
   ];
   for (const c of cases) {
     it(c.want, () => {
