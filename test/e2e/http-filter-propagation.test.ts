@@ -4,7 +4,8 @@
  * an HTTPFilter used as a caller-side ExtensionRef by a local route of spoke
  * west (class 2) is resolved by west's agent, and neither east's agent nor
  * any registrar's listings nor the store ever hold it (a reference to a
- * filter west lacks is counted unresolved); (c) removing the hub's filters
+ * filter west lacks is counted unresolved, and `aetherctl explain --agent`
+ * shows that rule answering 500 and the other running the filter); (c) removing the hub's filters
  * removes them from every agent. Every process separate, over one real etcd;
  * run twice, plaintext and mutual TLS (a CA per cluster).
  */
@@ -18,6 +19,7 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 import { type AgentProcess, startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import {
   agentProjection,
@@ -189,6 +191,17 @@ describe.each(E2E_TRANSPORTS)("e2e over %s: HTTPFilters across clusters", (trans
     await west.waitForMetric(
       'aether_config_agent_unresolved_extension_refs{reason="not_found"}',
       (v) => v === 1,
+    );
+    const explain = (path: string) =>
+      runAetherctlInProcess([
+        ...["explain", "--agent", west.url, "--from-namespace", "web"],
+        ...["GET", `http://cart.shop:8080${path}`],
+      ]);
+    const [legacy, other] = await Promise.all([explain("/legacy/x"), explain("/")]);
+    expect(legacy.stdout).toMatch(/^decision: +unresolved-filter, status 500$/m);
+    expect(legacy.stdout).toContain("west-absent unresolved (500): not_found:");
+    expect(other.stdout).toContain(
+      "mesh.aether.dev/HTTPFilter west-caller-auth = shop/west-caller-auth (AuthN, priority 0): lua (1 line)",
     );
     await waitFor(
       async () => (await east.routes()).length === 2,
