@@ -19,6 +19,7 @@ import type {
 import { type AgentLookup, describeRouteSource, notRoutedSentence } from "./agent-routes.js";
 import { describeBackendTls } from "./backend-tls-describe.js";
 import type { ExplainTarget } from "./explain-request.js";
+import { describeExtensionRef } from "./extension-ref-describe.js";
 import { describeExtension, httpFilterHeading } from "./http-filter-describe.js";
 import {
   backendAddress,
@@ -196,12 +197,7 @@ export function formatExplanation(explanation: Explanation): string {
         ? ""
         : `${decision.cors.preflight ? "preflight" : "request"} from origin ${decision.cors.origin ?? "(none)"}: ${decision.cors.originAllowed ? "allowed" : "not allowed"}`,
     ],
-    [
-      "extensions",
-      decision.extensionRefs
-        .map((e) => `${e.group === "" ? "" : `${e.group}/`}${e.kind} ${e.name}`)
-        .join("; "),
-    ],
+    ["extensions", decision.extensionRefs.map(describeExtensionRef).join("; ")],
     ["reason", decision.reason],
     ["random", `${explanation.random} (choose with --random X or --seed-random N)`],
   ];

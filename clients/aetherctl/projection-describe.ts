@@ -17,6 +17,7 @@ import {
   RouteRole,
   StringMatchType,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { describeExtensionRef } from "./extension-ref-describe.js";
 
 /** `HTTPRoute`, `GRPCRoute`, or `Route(unspecified)` for a kind readers reject. */
 export function routeKindName(kind: RouteKind): string {
@@ -133,7 +134,7 @@ export function describeFilter(filter: Filter): string {
       return `mirror to ${backend === undefined ? "(none)" : backendAddress(backend)}${share}`;
     }
     case "extensionRef":
-      return `extension ${f.value.group === "" ? "" : `${f.value.group}/`}${f.value.kind} ${f.value.name}`;
+      return `extension ${describeExtensionRef(f.value)}`;
     case "cors": {
       const c = f.value;
       const parts = [

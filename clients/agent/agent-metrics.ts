@@ -17,6 +17,7 @@ import {
   type AgentRejectionReason,
 } from "./follower/received-projection.js";
 import { CACHE_ERROR_REASONS, type CacheErrorReason } from "./last-known-cache.js";
+import { countByReason, unresolvedRefs } from "./unresolved-refs.js";
 
 /** The follower's current way of getting config. */
 export type FollowMode = "watch" | "poll";
@@ -212,6 +213,18 @@ function registerStateGauges(registry: Registry, view: AgentMetricsOptions["view
     registers,
     collect() {
       this.set(view.originKeys());
+    },
+  });
+  new Gauge({
+    name: "aether_config_agent_unresolved_extension_refs",
+    help: "ExtensionRef filters of the route table naming an HTTPFilter this cluster has no valid one of (requests they handle get 500), by reason: not_found or invalid_filter.",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      this.reset();
+      for (const [reason, count] of countByReason(unresolvedRefs(view.table()))) {
+        this.set({ reason }, count);
+      }
     },
   });
   new Gauge({

@@ -70,6 +70,7 @@ import { createLastKnownCache } from "./last-known-cache.js";
 import { createLocalRoutes, type LocalRoutes } from "./local-routes.js";
 import { createRegistrarConnection, type RegistrarConnection } from "./registrar-connection.js";
 import { createTablePublisher, type TablePublisher } from "./table-publisher.js";
+import { createUnresolvedRefLog } from "./unresolved-refs.js";
 
 /** Options of {@link createAgent}. */
 export interface AgentOptions {
@@ -536,10 +537,12 @@ export function createAgent(options: AgentOptions): Agent {
       local: localProjections(),
       imported,
       cluster: options.cluster,
+      filters: localRoutes?.synced === true ? localRoutes.filters : undefined,
     }),
     write: out === undefined ? undefined : (json) => out.write(json),
     closed: () => stopping !== undefined,
   });
+  publisher.onUpdate(createUnresolvedRefLog(logger));
 
   /** Persists the accepted state (the store skips what it saved last). */
   const saveCache = () => {

@@ -4,9 +4,18 @@
  * source (a directory of manifests or the Kubernetes API) and projected with
  * the SAME projector the hub's export controller uses, with `exportAll`
  * (local routes need no ServiceExport). They never travel; the route table
- * lets them win over imported config for their services.
+ * lets them win over imported config for their services. The source's
+ * HTTPFilters are this cluster's own: every HTTPFilter ExtensionRef of a
+ * local route is resolved against them here, and the route table resolves
+ * the imported routes' references against them too
+ * (`services/common/extension-ref-resolve.ts`).
  */
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import {
+  type LocalHttpFilters,
+  readLocalHttpFilters,
+  resolveExtensionRefs,
+} from "../../services/common/extension-ref-resolve.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { DEFAULT_PROJECTION_LIMITS } from "../../services/common/projection-limits.js";
 import {
@@ -25,6 +34,8 @@ export interface LocalProjection {
   readonly projections: ReadonlyMap<string, ServiceConfigProjection>;
   /** The local routes the projector rejected. */
   readonly rejections: readonly RouteRejection[];
+  /** The cluster's own HTTPFilters, for ExtensionRef filters (see `extension-ref-resolve.ts`). */
+  readonly filters: LocalHttpFilters;
 }
 
 /**
@@ -32,23 +43,28 @@ export interface LocalProjection {
  * (`exportAll`); services whose projection has no routes are left out (a
  * ServiceExport alone is not local routing config). Each projection is held
  * to the projection limits as the exporter holds its own (routes that do
- * not fit are `too_large` rejections). Pure.
+ * not fit are `too_large` rejections), then has its HTTPFilter ExtensionRefs
+ * resolved against the objects' own HTTPFilters. Pure.
  */
 export function projectLocalRoutes(objects: readonly KubeObject[]): LocalProjection {
   const output = projectServices(objects, { exportAll: true });
+  const filters = readLocalHttpFilters(objects);
   const projections = new Map<string, ServiceConfigProjection>();
   const tooLarge: RouteRejection[] = [];
   for (const projection of output.projections) {
     if (projection.routes.length === 0) continue;
     const limited = limitProjection(projection, DEFAULT_PROJECTION_LIMITS);
     for (const rejection of limited.rejections) tooLarge.push(rejection);
-    projections.set(projection.service, limited.projection);
+    projections.set(
+      projection.service,
+      resolveExtensionRefs(limited.projection, filters).projection,
+    );
   }
   const rejections =
     tooLarge.length === 0
       ? output.rejections
       : [...output.rejections, ...tooLarge].sort(compareRouteProblems);
-  return { projections, rejections };
+  return { projections, rejections, filters };
 }
 
 /** Options of {@link createLocalRoutes}. */
@@ -88,7 +104,7 @@ export function createLocalRoutes(options: LocalRoutesOptions): LocalRoutes {
   const logger = (options.logger ?? createSilentLogger()).child({ localSource: source.name });
   const listeners = new Set<() => void>();
   const rejectionLog = createRateLimitedLog(logger);
-  let current: LocalProjection = { projections: new Map(), rejections: [] };
+  let current: LocalProjection = { projections: new Map(), rejections: [], filters: new Map() };
   let synced = false;
   let failure: Error | undefined;
   let unsubscribe: (() => void) | undefined;
@@ -113,6 +129,9 @@ export function createLocalRoutes(options: LocalRoutesOptions): LocalRoutes {
     },
     get rejections() {
       return current.rejections;
+    },
+    get filters() {
+      return current.filters;
     },
     get synced() {
       return synced;

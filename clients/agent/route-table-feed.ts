@@ -72,10 +72,16 @@ function heldIdentity(version: string, projection: ServiceConfigProjection): str
   return `${version} ${projection.signature?.keyId ?? "-"}`;
 }
 
-/** What identifies a route table's content: each service's source, origin, version and signer. */
+/**
+ * What identifies a route table's content: each service's source, origin,
+ * version and signer, and what its imported HTTPFilter references resolved to.
+ */
 export function tableFingerprint(table: RouteTable): string {
   return table.services
-    .map((e) => `${e.service} ${e.source} ${e.origin} ${heldIdentity(e.version, e.projection)}`)
+    .map(
+      (e) =>
+        `${e.service} ${e.source} ${e.origin} ${heldIdentity(e.version, e.projection)} ${e.resolution}`,
+    )
     .join("\n");
 }
 

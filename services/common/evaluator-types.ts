@@ -150,7 +150,12 @@ export type DecisionOutcome =
    * The matched rule has no backend that can take the request: 500 for an
    * HTTPRoute; 503, gRPC Unavailable, for a GRPCRoute (its spec's UNAVAILABLE).
    */
-  | "no-backend";
+  | "no-backend"
+  /**
+   * A filter the request would run is an ExtensionRef the consumer could not
+   * resolve (its `unresolved_reason`): 500 (gRPC: Unknown), never skipped.
+   */
+  | "unresolved-filter";
 
 /** The route that decided a request. */
 export interface DecisionRoute {
@@ -304,6 +309,10 @@ export interface Decision {
   readonly retry: DecisionRetry | undefined;
   /** The CORS handling, when the matched rule has a CORS filter. */
   readonly cors: DecisionCors | undefined;
-  /** Implementation-specific filters the data plane must run, in order. */
+  /**
+   * Implementation-specific filters the data plane must run, in order (an
+   * HTTPFilter reference the consumer resolved carries the filter's contents
+   * in `httpFilter`; the first unresolved one ends the list and the request).
+   */
   readonly extensionRefs: readonly ExtensionRef[];
 }

@@ -288,7 +288,7 @@ interface FilterState {
 }
 
 /** What ended filter processing early, if anything. */
-type FilterStop = "redirect" | "preflight" | undefined;
+type FilterStop = "redirect" | "preflight" | "unresolved" | undefined;
 
 function matchedPrefixOf(match: RouteMatch | undefined): string | undefined {
   if (match === undefined || match.path === undefined) return "/";
@@ -343,6 +343,7 @@ function runFilters(
         break;
       case "extensionRef":
         state.extensionRefs.push(filter.value);
+        if (filter.value.unresolvedReason !== "") return "unresolved";
         break;
       case "cors": {
         const origin = headerValue(state.headers, "origin");
@@ -487,6 +488,14 @@ function applyRule(
         "redirected",
         state.redirect.statusCode,
         `redirected (${state.redirect.statusCode}) to ${state.redirect.location}`,
+      );
+    }
+    const unresolved = state.extensionRefs.at(-1);
+    if (stop === "unresolved" && unresolved !== undefined) {
+      return finish(
+        "unresolved-filter",
+        500,
+        `ExtensionRef filter ${unresolved.kind} ${unresolved.name} cannot run: ${unresolved.unresolvedReason}`,
       );
     }
     if (stop === "preflight") {

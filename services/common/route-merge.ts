@@ -12,13 +12,19 @@
  *
  * A service in the dependency set with neither has no entry (its callers get
  * the data plane's default routing). Local routes for services outside the
- * dependency set are left out: the table is what this node calls. Pure.
+ * dependency set are left out: the table is what this node calls.
+ *
+ * An imported projection's HTTPFilter ExtensionRefs are resolved against
+ * the cluster's own HTTPFilters (`inputs.filters`), as local routes' are
+ * when they are projected: a caller-side filter is the consumer's, wherever
+ * the route came from (`extension-ref-resolve.ts`). Pure.
  */
 import { type JsonValue, toJson } from "@bufbuild/protobuf";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { type LocalHttpFilters, resolveExtensionRefs } from "./extension-ref-resolve.js";
 import type { ImportCandidate } from "./import-policy.js";
 import { localVersion } from "./projection-content.js";
 
@@ -40,6 +46,12 @@ export interface RouteTableEntry {
   readonly version: string;
   /** The projection the data plane applies (`originCluster` and `version` as above). */
   readonly projection: ServiceConfigProjection;
+  /**
+   * For an imported projection whose HTTPFilter ExtensionRefs were resolved
+   * here: what they resolved to (each filter's digest or unresolved reason),
+   * which its version does not say; empty otherwise.
+   */
+  readonly resolution: string;
 }
 
 /** The merged route table, sorted by service. */
@@ -58,6 +70,11 @@ export interface RouteTableInputs {
   readonly imported: ReadonlyMap<string, ImportCandidate>;
   /** This agent's cluster, recorded as the origin of local routes. */
   readonly cluster: string;
+  /**
+   * The cluster's own HTTPFilters, for imported routes' ExtensionRef filters;
+   * undefined while not known (their references are left bare).
+   */
+  readonly filters?: LocalHttpFilters | undefined;
 }
 
 /** Merges local and imported config into the route table (see the module comment). */
@@ -73,17 +90,20 @@ export function mergeRouteTable(inputs: RouteTableInputs): RouteTable {
         origin: inputs.cluster,
         version,
         projection: { ...local, originCluster: inputs.cluster, version },
+        resolution: "",
       });
       continue;
     }
     const imported = inputs.imported.get(service);
     if (imported !== undefined) {
+      const resolved = resolveExtensionRefs(imported.projection, inputs.filters);
       services.push({
         service,
         source: "imported",
         origin: imported.origin,
         version: imported.projection.version,
-        projection: imported.projection,
+        projection: resolved.projection,
+        resolution: resolved.outcomes.map((o) => `${o.filter}=${o.detail}`).join(","),
       });
     }
   }

@@ -34,3 +34,38 @@ export function serviceExport(name: string, namespace: string): KubeObject {
     metadata: { namespace, name },
   };
 }
+
+/**
+ * An HTTPRoute `namespace/name` attached to the Service `service` (port 80)
+ * whose one rule runs the ExtensionRef filter `ruleRef`, and whose backend
+ * (the Service itself) runs `backendRef` when given.
+ */
+export function extensionRefRoute(
+  namespace: string,
+  name: string,
+  service: string,
+  ruleRef: object,
+  backendRef?: object,
+): KubeObject {
+  const filters = (ref: object) => [{ type: "ExtensionRef", extensionRef: ref }];
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: { namespace, name },
+    spec: {
+      parentRefs: [{ group: "", kind: "Service", name: service }],
+      rules: [
+        {
+          filters: filters(ruleRef),
+          backendRefs: [
+            {
+              name: service,
+              port: 80,
+              ...(backendRef === undefined ? {} : { filters: filters(backendRef) }),
+            },
+          ],
+        },
+      ],
+    },
+  };
+}

@@ -21,7 +21,7 @@ import {
   ROUTE_REJECTION_REASONS,
 } from "../../services/common/projector.js";
 import { createIncrementalProjector } from "../../services/common/projector-incremental.js";
-import { kubeService, serviceExport } from "../support/kube-objects.js";
+import { extensionRefRoute, kubeService, serviceExport } from "../support/kube-objects.js";
 
 const NS = "shop";
 const SHA = "0123456789abcdef".repeat(4);
@@ -423,25 +423,11 @@ describe("projector: HTTPFilters run in one deterministic order (GEP-713)", () =
 });
 
 describe("projector: HTTPFilters that are not exported", () => {
-  const extensionRoute: KubeObject = {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
-    metadata: { namespace: NS, name: "web-route" },
-    spec: {
-      parentRefs: [{ group: "", kind: "Service", name: "web" }],
-      rules: [
-        {
-          filters: [
-            {
-              type: "ExtensionRef",
-              extensionRef: { group: "mesh.aether.dev", kind: "HTTPFilter", name: "caller-side" },
-            },
-          ],
-          backendRefs: [{ name: "web", port: 80 }],
-        },
-      ],
-    },
-  };
+  const extensionRoute = extensionRefRoute(NS, "web-route", "web", {
+    group: "mesh.aether.dev",
+    kind: "HTTPFilter",
+    name: "caller-side",
+  });
   const callerSide: KubeObject = {
     ...filter("caller-side", { lua: { source: "-- caller side only" } }),
     spec: { lua: { source: "-- caller side only" } },
