@@ -21,6 +21,7 @@ import { type EtcdSecurity, readEtcdSecurity } from "../runtime/etcd-security.js
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import type { SigningKey } from "../signing/signing-key.js";
 import { createDirSource } from "../sources/dir-source.js";
+import { createKubeStatusPatcher } from "../sources/kube-status-patch.js";
 import { createKubernetesSource } from "../sources/kubernetes-source.js";
 import type { ObjectSource } from "../sources/object-source.js";
 import { type ConfigCache, createConfigCache } from "./cache/config-cache.js";
@@ -32,6 +33,7 @@ import {
 } from "./export/etcd-leader-election.js";
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
+import { createStatusWriter, type StatusSink } from "./export/status-writer.js";
 import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
 import { createRegistrarSigning } from "./registrar-signing.js";
@@ -175,6 +177,17 @@ export function createConfiguredExporter(
 ): ExportController | undefined {
   const { logger } = options;
   let source = options.source;
+  let statusSink: StatusSink | undefined;
+  if (source === undefined && config.exportSource?.kind === "kubernetes") {
+    // The export leader writes the status of the objects it projects back, through the same client configuration.
+    statusSink = createStatusWriter({
+      patch: createKubeStatusPatcher(
+        config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig },
+      ),
+      logger: logger.child({ part: "export-status" }),
+      registry: options.metrics.registry,
+    });
+  }
   if (source === undefined && config.exportSource !== undefined) {
     const sourceLogger = logger.child({ part: "export-source" });
     source =
@@ -210,6 +223,7 @@ export function createConfiguredExporter(
     logger: logger.child({ part: "export" }),
     metrics: options.metrics.exportMetrics,
     ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
+    ...(statusSink === undefined ? {} : { statusSink }),
   });
 }
 
