@@ -51,6 +51,14 @@ const STATUS_KINDS: Readonly<
   VirtualHost: { group: MESH_API_GROUP, plural: "virtualhosts", list: "ancestors", max: 16 },
 };
 
+/**
+ * The status subresources written, as `group/plural/status` (what the
+ * export ClusterRole grants `patch` on, and nothing else).
+ */
+export const STATUS_WRITTEN_RESOURCES: readonly string[] = Object.values(STATUS_KINDS).map(
+  (k) => `${k.group}/${k.plural}/status`,
+);
+
 /** One status write: where, the precondition, and the merge patch body. */
 export interface StatusPatch {
   /** The object's kind, for logs and metrics. */

@@ -8,24 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
-import { exampleObjects, readCrd } from "./crd-files.js";
-
-/** The parts of an OpenAPI v3 schema the walker checks. */
-interface Schema {
-  readonly type?: string;
-  readonly properties?: Readonly<Record<string, Schema>>;
-  readonly items?: Schema;
-  readonly required?: readonly string[];
-  readonly enum?: readonly unknown[];
-  readonly pattern?: string;
-  readonly minLength?: number;
-  readonly maxLength?: number;
-  readonly maxItems?: number;
-  readonly minimum?: number;
-  readonly maximum?: number;
-  readonly "x-kubernetes-preserve-unknown-fields"?: boolean;
-  readonly "x-kubernetes-validations"?: readonly { rule: string; message: string }[];
-}
+import { schemaProblems as check, exampleObjects, readCrd, type Schema } from "./crd-files.js";
 
 /** A served version of the CRD: its name, flags and schema. */
 interface CrdVersion {
@@ -49,51 +32,6 @@ interface CustomResourceDefinition {
 const EXTENSIONS = ["lua", "wasm", "extProc", "extAuthz", "headerMutation"];
 
 const crd = () => readCrd<CustomResourceDefinition>("httpfilter-crd.yaml");
-
-/** The problems of `value` against `schema` at `path` (empty: it conforms). */
-function check(value: unknown, schema: Schema, path: string): string[] {
-  const problems: string[] = [];
-  const type = Array.isArray(value)
-    ? "array"
-    : typeof value === "number"
-      ? Number.isInteger(value)
-        ? "integer"
-        : "number"
-      : typeof value;
-  if (schema.type !== undefined && schema.type !== type)
-    return [`${path}: ${type}, not ${schema.type}`];
-  if (schema.enum !== undefined && !schema.enum.includes(value))
-    problems.push(`${path}: not in the enum`);
-  if (typeof value === "string") {
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value))
-      problems.push(`${path}: pattern`);
-    if (value.length < (schema.minLength ?? 0) || value.length > (schema.maxLength ?? Infinity))
-      problems.push(`${path}: length`);
-  }
-  if (
-    typeof value === "number" &&
-    (value < (schema.minimum ?? -Infinity) || value > (schema.maximum ?? Infinity))
-  ) {
-    problems.push(`${path}: out of range`);
-  }
-  if (Array.isArray(value)) {
-    if (value.length > (schema.maxItems ?? Infinity)) problems.push(`${path}: too many items`);
-    value.forEach((item, i) => {
-      problems.push(...check(item, schema.items ?? {}, `${path}[${i}]`));
-    });
-  }
-  if (type === "object" && value !== null && schema.properties !== undefined) {
-    const object = value as Record<string, unknown>;
-    for (const key of schema.required ?? [])
-      if (!(key in object)) problems.push(`${path}.${key}: required`);
-    for (const [key, child] of Object.entries(object)) {
-      const sub = schema.properties[key];
-      if (sub === undefined) problems.push(`${path}.${key}: unknown field`);
-      else problems.push(...check(child, sub, `${path}.${key}`));
-    }
-  }
-  return problems;
-}
 
 describe("the HTTPFilter CRD", () => {
   it("defines the namespaced kind the Kubernetes source watches", async () => {
