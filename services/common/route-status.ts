@@ -8,7 +8,6 @@
 import type { KubeObject } from "./kube-object.js";
 import type { RouteRejection, RouteWarning } from "./projector.js";
 import { field, isJsonObject, type JsonObject } from "./projector-fields.js";
-import { canonicalJson } from "./projector-index.js";
 import type { WantedCondition, WantedEntry } from "./status-merge.js";
 import { routeReasonOf } from "./status-reasons.js";
 
@@ -63,7 +62,7 @@ export function wantedRouteParents(
     const ref = serviceParentRef(raw, namespace);
     if (ref === undefined) return;
     const key = `${ref.namespace}/${ref.name}`;
-    const identity = canonicalJson(ref);
+    const identity = `${ref.namespace}/${ref.name}/${ref.sectionName ?? ""}/${ref.port ?? ""}`;
     if (!context.services.has(key) || seen.has(identity)) return;
     seen.add(identity);
     const ports = context.ports.get(key) ?? [];

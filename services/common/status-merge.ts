@@ -10,7 +10,6 @@
  */
 
 import { isJsonObject, type JsonObject } from "./projector-fields.js";
-import { canonicalJson } from "./projector-index.js";
 import { STATUS_CONTROLLER_NAME } from "./status-reasons.js";
 
 /** The longest condition message the Gateway API schema allows. */
@@ -65,14 +64,13 @@ export function mergeStatusEntries(
   const ours = list.filter((entry) => entry.controllerName === STATUS_CONTROLLER_NAME);
   const room = Math.max(0, options.maxItems - others.length);
   const next = wanted.slice(0, room).map((entry) => ownEntry(entry, ours, options));
-  if (canonicalJson(next) === canonicalJson(ours)) return undefined;
+  if (jsonEqual(next, ours)) return undefined;
   return [...others, ...next];
 }
 
 /** The own entry for `wanted`, its conditions' times kept from the same ref's current entry. */
 function ownEntry(wanted: WantedEntry, ours: readonly JsonObject[], options: MergeOptions) {
-  const ref = canonicalJson(wanted.ref);
-  const before = ours.find((entry) => canonicalJson(entry[options.refField]) === ref);
+  const before = ours.find((entry) => jsonEqual(entry[options.refField], wanted.ref));
   const conditions = Array.isArray(before?.conditions)
     ? before.conditions.filter(isJsonObject)
     : [];
@@ -93,4 +91,23 @@ function ownEntry(wanted: WantedEntry, ours: readonly JsonObject[], options: Mer
       };
     }),
   };
+}
+
+/**
+ * Whether two JSON values are equal, object keys in any order (as the API
+ * server may return them), lists in order. Cheaper than comparing canonical
+ * texts: it runs for every projected object at every export run.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  return keys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]));
 }

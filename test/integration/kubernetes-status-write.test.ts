@@ -106,7 +106,17 @@ function ours(list: Entry[]): string[] | undefined {
   return entry?.conditions.map((c) => `${c.type} ${c.status} ${c.reason}`);
 }
 
-const patches = () => fake.requests().filter((r) => r.method !== "GET");
+/** The registrar's writes: every request but reads (and the test's own spec PATCH). */
+const writes = () => fake.requests().filter((r) => r.method !== "GET" && r.body !== SPEC_FIX);
+/** The registrar's status writes. */
+const patches = () => writes().filter((r) => r.subresource === "status");
+/** The spec edit the test sends (as kubectl patch would): the bad backend fixed. */
+const SPEC_FIX = JSON.stringify({
+  spec: {
+    parentRefs: [parent("orders")],
+    rules: [{ backendRefs: [{ name: "orders", port: 8080 }] }],
+  },
+});
 
 /** Resolves once the hub logged a status run after log line `mark`, returning it. */
 async function statusRunAfter(mark: number): Promise<Record<string, unknown>> {
@@ -171,6 +181,7 @@ describe("the export leader writes status back to the Kubernetes objects it proj
 
     // Only status: every write is a PATCH of a status subresource, and specs are as created.
     expect(patches().length).toBeGreaterThanOrEqual(3);
+    expect(writes()).toEqual(patches());
     for (const request of patches()) {
       expect([request.method, request.subresource]).toEqual(["PATCH", "status"]);
       expect(Object.keys(JSON.parse(request.body ?? "{}")).sort()).toEqual(["metadata", "status"]);
@@ -198,7 +209,13 @@ describe("the export leader writes status back to the Kubernetes objects it proj
     // The bad backend fixed: exactly one PATCH (that route's), its Accepted time kept.
     const earlier = (await entries(routePath("bad-backend"), "parents"))[0]?.conditions;
     mark = hub.logs.length;
-    fake.update(route("bad-backend", "orders", "orders"));
+    // Edited as kubectl would: a PATCH of the object (its status stays, as on a real server).
+    const edit = await fetch(fake.url + routePath("bad-backend"), {
+      method: "PATCH",
+      headers: { "Content-Type": "application/merge-patch+json" },
+      body: SPEC_FIX,
+    });
+    expect(edit.status).toBe(200);
     await waitFor(
       async () =>
         ours(await entries(routePath("bad-backend"), "parents"))?.[1] ===
@@ -219,6 +236,7 @@ describe("the export leader writes status back to the Kubernetes objects it proj
     });
     expect((await statusRunAfter(mark)).due).toBe(0);
     expect(patches().length).toBe(before + 1);
+    expect(writes()).toEqual(patches());
     const metrics = await (await fetch(`${hub.adminUrl}/metrics`)).text();
     expect(metrics).toMatch(
       new RegExp(`aether_config_export_status_writes_total\\{result="written"\\} ${before + 1}\\b`),

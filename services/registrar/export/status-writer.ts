@@ -131,6 +131,9 @@ export function createStatusWriter(options: StatusWriterOptions): StatusSink {
   };
 
   const drain = async () => {
+    // Planned once the reconcile that handed the inputs over has finished (a
+    // plan reads every route and policy: about 0.1 s at 10,000 routes).
+    await new Promise<void>((resolve) => setImmediate(resolve));
     while (active && pending !== undefined) {
       const inputs = pending;
       pending = undefined;
