@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices } from "../../services/common/projector.js";
+import { canonicalJson } from "../../services/common/projector-index.js";
 import { planStatusPatches, type StatusPatch } from "../../services/common/status-plan.js";
 import { STATUS_CONTROLLER_NAME } from "../../services/common/status-reasons.js";
 import { kubeService, serviceExport } from "../support/kube-objects.js";
@@ -186,6 +187,28 @@ describe("status plan: routes (GAMMA status.parents)", () => {
     expect(plan([route("r", spec, status)])).toEqual([]);
   });
 
+  it("writes nothing when the API server returns the same entries with their keys sorted", () => {
+    const spec = { parentRefs: [parent("cart")], ...toCart };
+    const sorted = JSON.parse(canonicalJson(writtenEarlier([route("r", spec)])));
+    expect(JSON.stringify(sorted)).not.toBe(JSON.stringify(writtenEarlier([route("r", spec)])));
+    expect(plan([route("r", spec, { parents: sorted })])).toEqual([]);
+  });
+
+  it("writes a GRPCRoute's parents to its own status path", () => {
+    const grpc = {
+      ...route("g", {
+        parentRefs: [parent("cart")],
+        rules: [{ backendRefs: [{ name: "cart", port: 8080 }] }],
+      }),
+      kind: "GRPCRoute",
+    };
+    const [patch] = plan([grpc]);
+    expect(patch?.path).toBe(
+      "/apis/gateway.networking.k8s.io/v1/namespaces/shop/grpcroutes/g/status",
+    );
+    expect(entriesOf(patch)).toEqual([ours("cart", ["True", "Accepted"])]);
+  });
+
   it("keeps other controllers' entries, first, and replaces only its own", () => {
     const spec = { parentRefs: [parent("cart")], ...toCart };
     const theirs = {
@@ -337,6 +360,41 @@ describe("status plan: attached policies (GEP-713 status.ancestors)", () => {
     const patches = plan([older, newer]);
     expect(ancestors(patches, "a")).toEqual([["cart", "True", "Accepted"]]);
     expect(ancestors(patches, "b")).toEqual([["orders", "False", "Conflicted"]]);
+  });
+
+  it("a BackendTLSPolicy that loses one target to an older one: Conflicted there, Accepted on the other", () => {
+    const ca = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { namespace: NS, name: "ca" },
+      data: { "ca.crt": "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n" },
+    } as KubeObject;
+    const tls = (name: string, targets: object[], created: string) =>
+      policy(
+        "BackendTLSPolicy",
+        name,
+        {
+          targetRefs: targets,
+          validation: {
+            caCertificateRefs: [{ group: "", kind: "ConfigMap", name: "ca" }],
+            hostname: "cart.shop.example",
+          },
+        },
+        { creationTimestamp: created },
+      );
+    const patches = plan([
+      ca,
+      tls("old", [target("cart")], "2026-01-01T00:00:00Z"),
+      tls("new", [target("cart"), target("orders")], "2026-02-01T00:00:00Z"),
+    ]);
+    expect(patches.find((p) => p.name === "new")?.path).toBe(
+      "/apis/gateway.networking.k8s.io/v1/namespaces/shop/backendtlspolicies/new/status",
+    );
+    expect(ancestors(patches, "old")).toEqual([["cart", "True", "Accepted"]]);
+    expect(ancestors(patches, "new")).toEqual([
+      ["cart", "False", "Conflicted"],
+      ["orders", "True", "Accepted"],
+    ]);
   });
 
   it("a policy on a Service the hub does not project gets no entry", () => {
