@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices } from "../../services/common/projector.js";
 import type { StatusInputs } from "../../services/common/status-plan.js";
-import { createStatusWriter } from "../../services/registrar/export/status-writer.js";
+import {
+  createStatusWriter,
+  STATUS_WRITE_CONCURRENCY,
+} from "../../services/registrar/export/status-writer.js";
 import { KubeApiError } from "../../services/sources/kube-list.js";
 import { captureLogger } from "../support/capture-logger.js";
 import { kubeService, serviceExport } from "../support/kube-objects.js";
@@ -108,6 +111,25 @@ describe("status writer", () => {
       ["HTTPRoute", "r"],
       ["HTTPRoute", "r"],
     ]);
+  });
+
+  it("stops a run's writes at a failure not about one object (403): a few PATCHes, not one per object", async () => {
+    const many = inputs("7");
+    const routes = Array.from({ length: 20 }, (_, i) => ({
+      ...(many.objects[2] as KubeObject),
+      metadata: { namespace: NS, name: `r${i}`, resourceVersion: "7", generation: 1 },
+    }));
+    const log = captureLogger();
+    const { calls, patch } = recordingPatcher(() =>
+      Promise.reject(new KubeApiError("PATCH …: HTTP 403: forbidden", 403, "Forbidden")),
+    );
+    const writer = createStatusWriter({ patch, logger: log.logger, retryInitialMs: 60_000 });
+    writer.update({ ...many, objects: [...many.objects.slice(0, 2), ...routes] });
+    await waitFor(() => log.withMessage("status run").length === 1);
+    await writer.stop();
+    expect(log.withMessage("status run")[0]).toMatchObject({ planned: 20, due: 20 });
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.length).toBeLessThanOrEqual(STATUS_WRITE_CONCURRENCY);
   });
 
   it("after pause the next term's inputs are written; after stop nothing is", async () => {

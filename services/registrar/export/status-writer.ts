@@ -13,7 +13,10 @@
  * - A failed write (API server down, 409 on a status another writer changed,
  *   403 without RBAC) is counted and logged through a rate-limited log, and
  *   the last inputs are planned again after a backoff; it never fails the
- *   export.
+ *   export. A failure that is not about one object (anything but a 404 or a
+ *   409: refused, forbidden, unreachable) ends the run's writes, so an API
+ *   server that refuses them all gets a few PATCHes per retry, not one per
+ *   object.
  * - `pause()` (the leadership is gone) and `stop()` drop what is pending.
  */
 import { Counter, type Registry } from "prom-client";
@@ -84,7 +87,14 @@ export function createStatusWriter(options: StatusWriterOptions): StatusSink {
   let retryTimer: NodeJS.Timeout | undefined;
   let active = true;
 
-  const writeOne = async (patch: StatusPatch, marker: string, failures: Result[]) => {
+  /** What a run's writes met: each failure, and whether the API server refuses them all. */
+  interface RunFailures {
+    readonly results: Result[];
+    /** A failure not about one object (refused, forbidden, unreachable): the run writes no more. */
+    broken: boolean;
+  }
+
+  const writeOne = async (patch: StatusPatch, marker: string, failures: RunFailures) => {
     try {
       await options.patch(patch.path, patch.body);
       sent.set(patch.path, marker);
@@ -93,7 +103,8 @@ export function createStatusWriter(options: StatusWriterOptions): StatusSink {
       sent.delete(patch.path);
       const code = (error as { statusCode?: number }).statusCode;
       const result: Result = code === 409 ? "conflict" : "failed";
-      failures.push(result);
+      failures.results.push(result);
+      if (code !== 409 && code !== 404) failures.broken = true;
       writes.inc({ result });
       const { kind, namespace, name } = patch;
       const fields = { kind, namespace, name, err: (error as Error).message };
@@ -111,17 +122,20 @@ export function createStatusWriter(options: StatusWriterOptions): StatusSink {
       if (previous.get(patch.path) === marker) sent.set(patch.path, marker);
       else due.push({ patch, marker });
     }
-    const failures: Result[] = [];
+    const failures: RunFailures = { results: [], broken: false };
     function* tasks() {
-      for (const { patch, marker } of due) yield () => writeOne(patch, marker, failures);
+      for (const { patch, marker } of due) {
+        if (failures.broken) return;
+        yield () => writeOne(patch, marker, failures);
+      }
     }
     await runLimited(tasks(), STATUS_WRITE_CONCURRENCY);
     // One line per run (debug): what the run planned, found due and failed to write.
     logger.debug(
-      { planned: patches.length, due: due.length, failed: failures.length },
+      { planned: patches.length, due: due.length, failed: failures.results.length },
       "status run",
     );
-    if (failures.length === 0) backoff.reset();
+    if (failures.results.length === 0) backoff.reset();
     else if (active && pending === undefined) {
       retryTimer = setTimeout(() => {
         retryTimer = undefined;
