@@ -159,7 +159,9 @@ export async function readSeedFile(path: string): Promise<ServiceConfigProjectio
  * Creates the export controller a configuration asks for (undefined without an
  * export source): the source it names (or `source`), and the leader election
  * the store implies (an etcd election per origin, or always the leader in one
- * process), unless `leadership` is given.
+ * process), unless `leadership` is given. With `--export-source kubernetes`
+ * (and no `source` given) the leader also writes the status of the objects
+ * it projects back through the same kubeconfig (`export/status-writer.ts`).
  */
 export function createConfiguredExporter(
   config: RegistrarConfig,
