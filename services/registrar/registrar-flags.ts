@@ -188,7 +188,9 @@ Flags:
                             export the routing config of this cluster's exported services,
                             read from a directory of manifests or the Kubernetes API
                             (default: do not export); skipped when --control-cluster names
-                            another cluster
+                            another cluster. With kubernetes, the export leader also writes
+                            the status of the routes and policies it projects (controller
+                            mesh.aether.dev/registrar)
   --kubeconfig PATH         kubeconfig of --export-source kubernetes (default: in-cluster
                             config, else $KUBECONFIG or ~/.kube/config)
   --election-ttl DURATION   lease TTL of the export leader election with --store etcd: a

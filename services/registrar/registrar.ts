@@ -22,6 +22,7 @@ import { type EtcdSecurity, readEtcdSecurity } from "../runtime/etcd-security.js
 import { createSilentLogger, type Logger } from "../runtime/logger.js";
 import type { SigningKey } from "../signing/signing-key.js";
 import { createDirSource } from "../sources/dir-source.js";
+import { createKubeStatusPatcher } from "../sources/kube-status-patch.js";
 import { createKubernetesSource } from "../sources/kubernetes-source.js";
 import type { ObjectSource } from "../sources/object-source.js";
 import { type ConfigCache, createConfigCache } from "./cache/config-cache.js";
@@ -33,6 +34,7 @@ import {
 } from "./export/etcd-leader-election.js";
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
+import { createStatusWriter, type StatusSink } from "./export/status-writer.js";
 import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
 import { createRegistrarSigning } from "./registrar-signing.js";
@@ -159,7 +161,9 @@ export async function readSeedFile(path: string): Promise<ServiceConfigProjectio
  * Creates the export controller a configuration asks for (undefined without an
  * export source): the source it names (or `source`), and the leader election
  * the store implies (an etcd election per origin, or always the leader in one
- * process), unless `leadership` is given.
+ * process), unless `leadership` is given. With `--export-source kubernetes`
+ * (and no `source` given) the leader also writes the status of the objects
+ * it projects back through the same kubeconfig (`export/status-writer.ts`).
  */
 export function createConfiguredExporter(
   config: RegistrarConfig,
@@ -177,6 +181,17 @@ export function createConfiguredExporter(
 ): ExportController | undefined {
   const { logger } = options;
   let source = options.source;
+  let statusSink: StatusSink | undefined;
+  if (source === undefined && config.exportSource?.kind === "kubernetes") {
+    // The export leader writes the status of the objects it projects back, through the same client configuration.
+    statusSink = createStatusWriter({
+      patch: createKubeStatusPatcher(
+        config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig },
+      ),
+      logger: logger.child({ part: "export-status" }),
+      registry: options.metrics.registry,
+    });
+  }
   if (source === undefined && config.exportSource !== undefined) {
     const sourceLogger = logger.child({ part: "export-source" });
     source =
@@ -212,6 +227,7 @@ export function createConfiguredExporter(
     logger: logger.child({ part: "export" }),
     metrics: options.metrics.exportMetrics,
     ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
+    ...(statusSink === undefined ? {} : { statusSink }),
   });
 }
 

@@ -1,5 +1,6 @@
 /**
- * A plain GET of a Kubernetes API path, returning the JSON as sent. The
+ * A plain GET of a Kubernetes API path, returning the JSON as sent, and the
+ * JSON merge PATCH the status writer sends (`kubePatchJson`). The
  * Kubernetes source lists through this rather than the generated API
  * clients of `@kubernetes/client-node`, which deserialise into typed models:
  * those turn `metadata.creationTimestamp` into a `Date` and drop fields the
@@ -56,6 +57,34 @@ export async function kubeGetJson(
   query: Readonly<Record<string, string | undefined>>,
   signal: AbortSignal,
 ): Promise<unknown> {
+  return kubeRequestJson(config, "GET", path, query, signal);
+}
+
+/**
+ * PATCHes `path` of the current cluster of `config` with `body` as a JSON
+ * merge patch (`application/merge-patch+json`) and resolves with the parsed
+ * answer; rejects like {@link kubeGetJson} (a 409 is a {@link KubeApiError}
+ * with `statusCode` 409 and reason `Conflict`).
+ */
+export async function kubePatchJson(
+  config: KubeConfig,
+  path: string,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const text = JSON.stringify(body);
+  return kubeRequestJson(config, "PATCH", path, {}, signal, text);
+}
+
+/** One request of `method` with an optional merge patch body; see {@link kubeGetJson}. */
+async function kubeRequestJson(
+  config: KubeConfig,
+  method: "GET" | "PATCH",
+  path: string,
+  query: Readonly<Record<string, string | undefined>>,
+  signal: AbortSignal,
+  body?: string,
+): Promise<unknown> {
   const cluster = config.getCurrentCluster();
   if (cluster === null) throw new KubeApiError("the kubeconfig has no current cluster");
   const options: RequestOptions = {};
@@ -70,8 +99,12 @@ export async function kubeGetJson(
       url,
       {
         ...options,
-        method: "GET",
-        headers: { ...options.headers, Accept: "application/json" },
+        method,
+        headers: {
+          ...options.headers,
+          Accept: "application/json",
+          ...(body === undefined ? {} : { "Content-Type": "application/merge-patch+json" }),
+        },
         signal,
       },
       (response) => {
@@ -81,7 +114,7 @@ export async function kubeGetJson(
           size += chunk.length;
           if (size > MAX_BODY_BYTES) {
             req.destroy(
-              new KubeApiError(`GET ${path}: the answer is over ${MAX_BODY_BYTES} bytes`),
+              new KubeApiError(`${method} ${path}: the answer is over ${MAX_BODY_BYTES} bytes`),
             );
             return;
           }
@@ -94,14 +127,16 @@ export async function kubeGetJson(
           if (code !== 200) {
             const { message, reason } = statusOf(body);
             const text = message ?? (response.statusMessage || "no message");
-            reject(new KubeApiError(`GET ${path}: HTTP ${code}: ${text}`, code, reason));
+            reject(new KubeApiError(`${method} ${path}: HTTP ${code}: ${text}`, code, reason));
             return;
           }
           try {
             resolve(JSON.parse(body));
           } catch (error) {
             reject(
-              new KubeApiError(`GET ${path}: the answer is not JSON: ${(error as Error).message}`),
+              new KubeApiError(
+                `${method} ${path}: the answer is not JSON: ${(error as Error).message}`,
+              ),
             );
           }
         });
@@ -109,9 +144,11 @@ export async function kubeGetJson(
     );
     req.on("error", (error) => {
       reject(
-        error instanceof KubeApiError ? error : new KubeApiError(`GET ${path}: ${error.message}`),
+        error instanceof KubeApiError
+          ? error
+          : new KubeApiError(`${method} ${path}: ${error.message}`),
       );
     });
-    req.end();
+    req.end(body);
   });
 }

@@ -153,8 +153,13 @@ export interface KubernetesSourceOptions {
   readonly watchTimeoutSeconds?: number;
 }
 
-/** Loads the client configuration the options ask for; throws a clear error when there is none. */
-function loadKubeConfig(client: ClientModule, path: string | undefined): KubeConfig {
+/**
+ * Loads the client configuration `path` names (a kubeconfig file; undefined:
+ * in-cluster when `KUBERNETES_SERVICE_HOST` is set, else `$KUBECONFIG` or
+ * `~/.kube/config`), with client-node `client`; throws a clear error when
+ * there is none. The status writer loads the source's configuration with it.
+ */
+export function loadKubeConfig(client: ClientModule, path: string | undefined): KubeConfig {
   const config = new client.KubeConfig();
   if (path !== undefined) {
     try {

@@ -51,7 +51,7 @@ export interface Schema {
 }
 
 /** The problems of `value` against `schema` at `path` (empty: it conforms). */
-export function check(value: unknown, schema: Schema, path: string): string[] {
+export function schemaProblems(value: unknown, schema: Schema, path: string): string[] {
   const problems: string[] = [];
   const type = Array.isArray(value)
     ? "array"
@@ -79,7 +79,7 @@ export function check(value: unknown, schema: Schema, path: string): string[] {
   if (Array.isArray(value)) {
     if (value.length > (schema.maxItems ?? Infinity)) problems.push(`${path}: too many items`);
     value.forEach((item, i) => {
-      problems.push(...check(item, schema.items ?? {}, `${path}[${i}]`));
+      problems.push(...schemaProblems(item, schema.items ?? {}, `${path}[${i}]`));
     });
   }
   if (type === "object" && value !== null && schema.properties !== undefined) {
@@ -89,7 +89,7 @@ export function check(value: unknown, schema: Schema, path: string): string[] {
     for (const [key, child] of Object.entries(object)) {
       const sub = schema.properties[key];
       if (sub === undefined) problems.push(`${path}.${key}: unknown field`);
-      else problems.push(...check(child, sub, `${path}.${key}`));
+      else problems.push(...schemaProblems(child, sub, `${path}.${key}`));
     }
   }
   return problems;

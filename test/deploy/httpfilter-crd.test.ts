@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
-import { check, exampleObjects, readCrd, type Schema } from "./crd-files.js";
+import { schemaProblems as check, exampleObjects, readCrd, type Schema } from "./crd-files.js";
 
 /** A served version of the CRD: its name, flags and schema. */
 interface CrdVersion {

@@ -11,6 +11,7 @@
  */
 import { basename, dirname, posix } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { STATUS_WRITTEN_RESOURCES } from "../../services/common/status-plan.js";
 import { KUBERNETES_SOURCE_RESOURCES } from "../../services/sources/kubernetes-source.js";
 import {
   allContainers,
@@ -95,6 +96,11 @@ const SVID_REQUEST_ROLE = "aether-svid-requests";
 
 /** `group/plural` of every kind the Kubernetes source (export, local routes) watches. */
 const WATCHED = new Set(KUBERNETES_SOURCE_RESOURCES.map((r) => `${r.group}/${r.plural}`));
+
+/** Whether `rule` grants something on a status subresource (checked apart from the read rules). */
+function isStatusPatch(rule: PolicyRule): boolean {
+  return (rule.resources ?? []).some((r) => r.endsWith("/status")) || rule.verbs.includes("patch");
+}
 
 /** A rule of a Role or ClusterRole. */
 interface PolicyRule {
@@ -599,7 +605,7 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
         for (const role of roles) {
           const rules = (role.rules ?? []) as PolicyRule[];
           expect(rules.length, role.metadata.name).toBeGreaterThan(0);
-          for (const rule of rules) {
+          for (const rule of rules.filter((r) => !isStatusPatch(r))) {
             expect(rule.nonResourceURLs, role.metadata.name).toBeUndefined();
             expect(
               rule.verbs.filter((v) => !READ_VERBS.has(v)),
@@ -632,6 +638,29 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
           ),
         );
         expect([...granted].sort()).toEqual([...WATCHED].sort());
+      },
+    );
+
+    it.each(INSTALLS)(
+      "%s: only the export role patches, and only the status of the objects it writes status to",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const patching = [...ofKind(objects, "Role"), ...ofKind(objects, "ClusterRole")].filter(
+          (role) => ((role.rules ?? []) as PolicyRule[]).some(isStatusPatch),
+        );
+        const hub = HUBS.includes(dir);
+        expect(patching.map((r) => r.metadata.name)).toEqual(
+          hub ? ["aether-registrar-export"] : [],
+        );
+        const granted = patching.flatMap((role) =>
+          ((role.rules ?? []) as PolicyRule[]).filter(isStatusPatch).flatMap((rule) => {
+            expect(rule.verbs).toEqual(["patch"]);
+            return (rule.apiGroups ?? []).flatMap((g) =>
+              (rule.resources ?? []).map((r) => `${g}/${r}`),
+            );
+          }),
+        );
+        expect(granted.sort()).toEqual(hub ? [...STATUS_WRITTEN_RESOURCES].sort() : []);
       },
     );
 

@@ -8,7 +8,13 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { MESH_DEFAULTS, readMeshConfig } from "../../services/common/projector-mesh-config-read.js";
-import { check, exampleObjects, expectWatchedResource, readCrd, type Schema } from "./crd-files.js";
+import {
+  schemaProblems as check,
+  exampleObjects,
+  expectWatchedResource,
+  readCrd,
+  type Schema,
+} from "./crd-files.js";
 
 /** The CRD object, the fields the tests read. */
 interface MeshConfigCrd {

@@ -33,19 +33,27 @@
  * - `fieldSelector` and `labelSelector` with `=`, `==` and `!=` terms
  *   (fields: `metadata.name`, `metadata.namespace`); an object that stops or
  *   starts matching is seen as DELETED or ADDED by such a watch.
+ * - PATCH (`application/merge-patch+json`) and PUT of one object and of
+ *   the status subresource (`.../NAME/status`) of the kinds that have one
+ *   (all but ConfigMap and ReferenceGrant), decided by
+ *   `fake-kube-writes.ts` as the real server does: a status write changes
+ *   only `.status`, an object write everything but `.status`; a stale
+ *   `metadata.resourceVersion` in the body is a 409; a change bumps the
+ *   resourceVersion and is a MODIFIED event, a write changing nothing is not.
  * - Errors as `Status` objects: 404 `NotFound` for an unknown path, a
  *   resource marked missing (a CRD not installed) or an absent object; 400
- *   for a bad selector; 405 for any method but GET.
+ *   for a bad selector; 405 for any method but GET, PATCH and PUT.
  *
- * What it does not implement: writes over HTTP (tests change objects
- * through the controls), authentication and authorization (any request is
+ * What it does not implement: create and delete over HTTP (tests create
+ * and delete through the controls), JSON patch, strategic merge patch and
+ * server-side apply (415), authentication and authorization (any request is
  * served), discovery (`/api`, `/apis`), other resources or versions,
  * pagination (`limit` and `continue` are ignored: lists are complete),
  * `resourceVersionMatch` and lists at an old resourceVersion (a list is
  * always the current state, so it never answers 410), `sendInitialEvents`,
  * set-based label selectors, defaulting and validation (objects are stored
  * as given: no CRD schema defaults, no Service clusterIP, no Namespace
- * finalizers or name label), cascading deletion, status subresources,
+ * finalizers or name label), cascading deletion,
  * protobuf, and watch over HTTP/2 or WebSocket.
  *
  * Test controls: {@link FakeKubeApi.create}, `update`, `apply`, `delete`,
@@ -56,10 +64,11 @@
  * request) and `kubeConfig` (a client configuration pointing here).
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { KubeObject } from "../../services/common/kube-object.js";
+import { decideWrite } from "./fake-kube-writes.js";
 
 /** The plural names of the resources the fake serves. */
 export type FakeResource =
@@ -77,22 +86,34 @@ export type FakeResource =
 
 /** What the fake knows about each resource: where it is served and what it holds. */
 const SERVED: Readonly<
-  Record<FakeResource, { group: string; version: string; kind: string; namespaced: boolean }>
+  Record<
+    FakeResource,
+    {
+      group: string;
+      version: string;
+      kind: string;
+      namespaced: boolean;
+      /** Whether the kind has the status subresource (`.../NAME/status`). */
+      status?: boolean;
+    }
+  >
 > = {
-  services: { group: "", version: "v1", kind: "Service", namespaced: true },
+  services: { group: "", version: "v1", kind: "Service", namespaced: true, status: true },
   configmaps: { group: "", version: "v1", kind: "ConfigMap", namespaced: true },
-  namespaces: { group: "", version: "v1", kind: "Namespace", namespaced: false },
+  namespaces: { group: "", version: "v1", kind: "Namespace", namespaced: false, status: true },
   httproutes: {
     group: "gateway.networking.k8s.io",
     version: "v1",
     kind: "HTTPRoute",
     namespaced: true,
+    status: true,
   },
   grpcroutes: {
     group: "gateway.networking.k8s.io",
     version: "v1",
     kind: "GRPCRoute",
     namespaced: true,
+    status: true,
   },
   referencegrants: {
     group: "gateway.networking.k8s.io",
@@ -105,24 +126,28 @@ const SERVED: Readonly<
     version: "v1",
     kind: "BackendTLSPolicy",
     namespaced: true,
+    status: true,
   },
   serviceexports: {
     group: "multicluster.x-k8s.io",
     version: "v1alpha1",
     kind: "ServiceExport",
     namespaced: true,
+    status: true,
   },
   httpfilters: {
     group: "mesh.aether.dev",
     version: "v1alpha1",
     kind: "HTTPFilter",
     namespaced: true,
+    status: true,
   },
   virtualhosts: {
     group: "mesh.aether.dev",
     version: "v1alpha1",
     kind: "VirtualHost",
     namespaced: true,
+    status: true,
   },
   meshconfigs: {
     group: "mesh.aether.dev",
@@ -148,6 +173,10 @@ export interface FakeRequest {
   readonly resourceVersion?: string;
   /** The HTTP status answered. */
   readonly status: number;
+  /** `status` for a request of the status subresource (`.../NAME/status`). */
+  readonly subresource?: "status";
+  /** The body of a PATCH or PUT, as sent. */
+  readonly body?: string;
 }
 
 /** Options of {@link startFakeKubeApi}. */
@@ -361,7 +390,7 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
   /** Resolves a request path to a resource, namespace and optional object name. */
   const route = (
     path: string,
-  ): { resource: FakeResource; namespace?: string; name?: string } | undefined => {
+  ): { resource: FakeResource; namespace?: string; name?: string; status?: true } | undefined => {
     const parts = path.split("/").filter((p) => p !== "");
     let rest: string[];
     let group: string;
@@ -381,12 +410,19 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
       namespace = rest[1];
       rest = rest.slice(2);
     }
+    const status = rest.length === 3 && rest[2] === "status";
+    if (status) rest = rest.slice(0, 2);
     if (rest.length < 1 || rest.length > 2) return undefined;
     const resource = rest[0] as FakeResource;
     const info = SERVED[resource];
     if (info === undefined || info.group !== group || info.version !== version) return undefined;
     if (namespace !== undefined && !info.namespaced) return undefined;
-    return { resource, ...(namespace === undefined ? {} : { namespace }), name: rest[1] };
+    return {
+      resource,
+      ...(namespace === undefined ? {} : { namespace }),
+      name: rest[1],
+      ...(status ? { status } : {}),
+    };
   };
 
   /** The object as a list item: built-in kinds lose their TypeMeta, as on the real server. */
@@ -466,12 +502,40 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
       return ka < kb ? -1 : ka > kb ? 1 : 0;
     });
 
+  /** Answers a PATCH or PUT of one object or its status (see `fake-kube-writes.ts`). */
+  const serveWrite = (
+    target: { resource: FakeResource; namespace?: string; name?: string; status?: true },
+    request: IncomingMessage,
+    body: string,
+  ): { code: number; body: unknown } => {
+    const { resource, namespace, name } = target;
+    const info = SERVED[resource];
+    if (name === undefined) {
+      return { code: 405, body: status(405, "MethodNotAllowed", `${request.method} of a list`) };
+    }
+    const key = namespace === undefined ? name : `${namespace}/${name}`;
+    const outcome = decideWrite({
+      method: request.method ?? "",
+      status: target.status === true,
+      contentType: (request.headers["content-type"] ?? "").split(";")[0]?.trim() ?? "",
+      body,
+      hasStatusSubresource: info.status === true,
+      existing: objects.get(resource)?.get(key),
+      what: info.group === "" ? resource : `${resource}.${info.group}`,
+      name,
+    });
+    if (!("object" in outcome)) {
+      return { code: outcome.code, body: status(outcome.code, outcome.reason, outcome.message) };
+    }
+    return { code: 200, body: outcome.changed ? store(outcome.object, "update") : outcome.object };
+  };
+
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://fake");
     const query = url.searchParams;
     const isWatch = query.get("watch") === "true" || query.get("watch") === "1";
     const target = route(url.pathname);
-    const reply = (code: number, body: unknown) => {
+    const reply = (code: number, body: unknown, sent?: string) => {
       log.push({
         method: request.method ?? "",
         url: request.url ?? "",
@@ -482,20 +546,41 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
           ? { resourceVersion: query.get("resourceVersion") as string }
           : {}),
         status: code,
+        ...(target?.status === true ? { subresource: "status" as const } : {}),
+        ...(sent === undefined ? {} : { body: sent }),
       });
       if (body === undefined) return;
       response.writeHead(code, { "Content-Type": "application/json" });
       response.end(JSON.stringify(body));
     };
-    if (request.method !== "GET") {
+    const write = request.method === "PATCH" || request.method === "PUT";
+    if (request.method !== "GET" && !write) {
       reply(
         405,
-        status(405, "MethodNotAllowed", `the fake serves only GET, not ${request.method}`),
+        status(
+          405,
+          "MethodNotAllowed",
+          `the fake serves only GET, PATCH and PUT, not ${request.method}`,
+        ),
       );
       return;
     }
     if (target === undefined || missing.has(target.resource)) {
       reply(404, status(404, "NotFound", "the server could not find the requested resource"));
+      return;
+    }
+    if (write) {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        const sent = Buffer.concat(chunks).toString("utf8");
+        const answer = serveWrite(target, request, sent);
+        reply(answer.code, answer.body, sent);
+      });
+      return;
+    }
+    if (target.status === true) {
+      reply(405, status(405, "MethodNotAllowed", "the fake serves GET of objects, not of /status"));
       return;
     }
     const { resource, namespace, name } = target;

@@ -84,6 +84,7 @@ import { type RepairKind, repairKindOf } from "./own-key-change.js";
 import { listOwnKeys, type OwnKeys } from "./own-key-watch.js";
 import { createProjectionLimiter, type ProjectionLimiter } from "./projection-limiter.js";
 import { runLimited } from "./run-limited.js";
+import type { StatusSink } from "./status-writer.js";
 
 /** The default debounce of change notifications, in milliseconds. */
 export const DEFAULT_EXPORT_DEBOUNCE_MS = 50;
@@ -123,6 +124,12 @@ export interface ExportControllerOptions {
   readonly limits?: ProjectionLimits;
   /** The key every projection is signed with now; undefined (or absent): written unsigned. */
   readonly signingKey?: () => SigningKey | undefined;
+  /**
+   * Where the outcome of each successful reconcile goes to be written back
+   * as the source objects' status (`status-writer.ts`); paused when the
+   * leadership is lost, stopped with the controller. Default none.
+   */
+  readonly statusSink?: StatusSink;
 }
 
 /** What the controller is doing; see {@link ExportStatus.state}. */
@@ -268,6 +275,8 @@ interface Shell {
   readonly signingKey: () => SigningKey | undefined;
   /** Signs values and says who signed a stored own value (see `export-seal.ts`). */
   readonly sealer: Sealer;
+  /** Where each reconcile's outcome goes to be written back as status; undefined: nowhere. */
+  readonly statusSink: StatusSink | undefined;
   phase: "created" | "running" | "stopped";
   /** The last version issued (see {@link nextVersion}); 0 before the first. */
   lastIssued: bigint;
@@ -359,6 +368,7 @@ export function createExportController(options: ExportControllerOptions): Export
       await runner.running;
       metrics.setLeader(false);
       await source.stop();
+      await shell.statusSink?.stop();
       shell.problemLog.flush();
     },
     status: () => statusOf(shell, authority),
@@ -387,6 +397,7 @@ function followTerm(shell: Shell, runner: CoalescingRunner, term: LeaderTerm | u
   dropOwnKeys(shell);
   shell.toRepair.clear();
   if (term === undefined) {
+    shell.statusSink?.pause();
     shell.services = 0;
     metrics.setServices(0);
     logger.info("not the export leader; not exporting");
@@ -414,6 +425,7 @@ function newShell(options: ExportControllerOptions): Shell {
     leadership,
     signingKey,
     sealer: createSealer(origin, signingKey),
+    statusSink: options.statusSink,
     logger: options.logger ?? createSilentLogger(),
     metrics: options.metrics ?? createNoopExportMetrics(),
     clock: options.clock ?? systemClockNanos,
@@ -598,6 +610,12 @@ async function reconcile(shell: Shell, term: LeaderTerm): Promise<void> {
     checkTerm(shell, term);
     // Written: from now on the watch of the own keys (idempotent) finds what others change.
     if (shell.own === own) own.follow();
+    shell.statusSink?.update({
+      objects: snapshot,
+      services: new Set(projector.services),
+      rejections,
+      warnings,
+    });
     shell.services = projector.services.size;
     metrics.setServices(shell.services);
     logger.debug(
