@@ -189,7 +189,8 @@ export function corsResponseChanges(
   return changes;
 }
 
-function durationMs(duration: Duration | undefined): number | undefined {
+/** A protobuf Duration in milliseconds (nanoseconds rounded); undefined when unset. */
+export function durationMs(duration: Duration | undefined): number | undefined {
   if (duration === undefined) return undefined;
   return Number(duration.seconds) * 1000 + Math.round(duration.nanos / 1e6);
 }

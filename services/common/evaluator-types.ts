@@ -7,6 +7,7 @@ import type {
   Backend,
   Cors,
   ExtensionRef,
+  MeshConfig,
   Route,
   RouteMatch,
   ServiceConfigProjection,
@@ -132,6 +133,14 @@ export interface EvaluateInput {
    * Defaults to "the backend names a service".
    */
   readonly isBackendResolvable?: (backend: Backend, route: Route) => boolean;
+  /**
+   * The mesh-wide defaults that apply (the route table's winning MeshConfig,
+   * local or imported); undefined: none. They decide nothing about where a
+   * request goes: a forwarded request (or a mesh passthrough) reports the
+   * request timeout and retry policy in effect, the rule's own first, and
+   * the retry budget and outlier detection as information.
+   */
+  readonly meshDefaults?: MeshConfig | undefined;
 }
 
 /** What became of the request. */
@@ -249,6 +258,38 @@ export interface DecisionRetry {
   readonly backoffMs: number | undefined;
 }
 
+/** Where a policy in effect comes from: the matched route rule, or the mesh defaults. */
+export type PolicySource = "rule" | "mesh";
+
+/** The request timeout in effect for a forwarded request. */
+export interface DecisionRequestTimeout {
+  /** The timeout of the whole request, in milliseconds (0 = disabled). */
+  readonly ms: number;
+  /** The rule's `timeouts.request`, or the mesh defaults' `request_timeout`. */
+  readonly source: PolicySource;
+}
+
+/**
+ * The mesh defaults' policies that are not a routing decision: what the data
+ * plane does about retries and failing endpoints of the destination. Times
+ * in milliseconds.
+ */
+export interface DecisionMeshPolicies {
+  /** The retry budget, when the defaults set one. */
+  readonly retryBudget:
+    | { readonly percent: number; readonly minRetryConcurrency: number }
+    | undefined;
+  /** Outlier detection, when the defaults set it. */
+  readonly outlierDetection:
+    | {
+        readonly consecutive5xxErrors: number;
+        readonly intervalMs: number | undefined;
+        readonly baseEjectionTimeMs: number | undefined;
+        readonly maxEjectionPercent: number;
+      }
+    | undefined;
+}
+
 /**
  * The evaluator's answer for one request. It is explainable: it names the
  * route, rule and match that won, and lists every change made to the request.
@@ -302,11 +343,27 @@ export interface Decision {
   /** The matched rule's timeouts, when it sets any. */
   readonly timeouts: DecisionTimeouts | undefined;
   /**
-   * The matched rule's retry policy, when it has one and the request is
-   * forwarded; undefined otherwise (an answer the data plane gives itself,
-   * a redirect, a preflight or a 500, is never retried).
+   * The request timeout in effect when the request is forwarded (or passes
+   * through to the Service): the matched rule's `timeouts.request`, else the
+   * mesh defaults'; undefined when neither sets one (the data plane's own).
+   */
+  readonly requestTimeout: DecisionRequestTimeout | undefined;
+  /**
+   * The retry policy in effect when the request is forwarded (or passes
+   * through): the matched rule's own when it has one (it replaces the mesh
+   * default whole, even empty), else the mesh defaults'; undefined otherwise
+   * (an answer the data plane gives itself, a redirect, a preflight or a
+   * 500, is never retried).
    */
   readonly retry: DecisionRetry | undefined;
+  /** Where {@link Decision.retry} comes from; undefined when there is none. */
+  readonly retrySource: PolicySource | undefined;
+  /**
+   * The mesh defaults' retry budget and outlier detection, when the request
+   * is forwarded (or passes through) and the defaults set either; not a
+   * routing decision.
+   */
+  readonly meshPolicies: DecisionMeshPolicies | undefined;
   /** The CORS handling, when the matched rule has a CORS filter. */
   readonly cors: DecisionCors | undefined;
   /**

@@ -28,7 +28,6 @@ import {
   isCorsPreflight,
   modifyPath,
   type RedirectBase,
-  retryOf,
   timeoutsOf,
   wellKnownPort,
 } from "./evaluator-filters.js";
@@ -50,6 +49,7 @@ import {
   queryParamsMatch,
   splitTarget,
 } from "./evaluator-match.js";
+import { NO_POLICIES, policiesInEffect } from "./evaluator-mesh-defaults.js";
 import {
   compareCandidates,
   grpcMatchRank,
@@ -416,7 +416,7 @@ function emptyDecision(
     redirect: undefined,
     mirrors: [],
     timeouts: undefined,
-    retry: undefined,
+    ...NO_POLICIES,
     cors: undefined,
     extensionRefs: [],
   };
@@ -477,7 +477,7 @@ function applyRule(
       redirect: state.redirect,
       mirrors,
       timeouts: timeoutsOf(rule.timeouts),
-      retry: forwardedTo ? retryOf(rule.retry) : undefined,
+      ...(forwardedTo ? policiesInEffect(rule, input.meshDefaults) : NO_POLICIES),
       cors: state.cors,
       extensionRefs: state.extensionRefs,
     };
@@ -556,6 +556,7 @@ export function evaluate(input: EvaluateInput): Decision {
         ),
         backend: { service: mesh.service, port: mesh.port, weight: 1, index: -1, appProtocol: "" },
         forwarded: { path: request.target, host: request.authority },
+        ...policiesInEffect(undefined, input.meshDefaults),
       };
     }
   }

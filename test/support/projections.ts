@@ -1,6 +1,7 @@
 /** Builders of small, valid projections for tests. */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
+  type MeshConfigSchema,
   PathMatchType,
   RouteKind,
   RouteRole,
@@ -8,6 +9,27 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { MESH_RECORD } from "../../services/common/service-name.js";
+
+/** The fields of a MeshConfig, for {@link meshRecord}. */
+export type MeshConfigInit = MessageInitShape<typeof MeshConfigSchema>;
+
+/**
+ * An origin's mesh record: the projection keyed `@mesh` that carries only
+ * `config` (named `default` unless it says otherwise), from `origin`
+ * (default `hub`) at `version` (default {@link versionAt}(1)).
+ */
+export function meshRecord(
+  config: MeshConfigInit,
+  options: { origin?: string; version?: string } = {},
+): ServiceConfigProjection {
+  return create(ServiceConfigProjectionSchema, {
+    service: MESH_RECORD,
+    originCluster: options.origin ?? "hub",
+    version: options.version ?? versionAt(1),
+    meshConfig: { name: "default", ...config },
+  });
+}
 
 /** The fields of a rule, for {@link ruleProjection}. */
 export type RuleInit = MessageInitShape<typeof RouteRuleSchema>;

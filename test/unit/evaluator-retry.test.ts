@@ -154,7 +154,7 @@ describe("evaluate: the retry policy of a decision", () => {
         request,
         mesh: MESH,
       });
-      expect({ ...withPolicy, retry: undefined }).toEqual(without);
+      expect({ ...withPolicy, retry: undefined, retrySource: undefined }).toEqual(without);
     }
   });
 });
