@@ -41,7 +41,8 @@ export interface LocalProjection {
 /**
  * Projects local objects: every Service a route attaches to is in scope
  * (`exportAll`); services whose projection has no routes are left out (a
- * ServiceExport alone is not local routing config). Each projection is held
+ * ServiceExport alone is not local routing config), but not the mesh
+ * record (`@mesh`, the local MeshConfig, when the projector makes one). Each projection is held
  * to the projection limits as the exporter holds its own (routes that do
  * not fit are `too_large` rejections), then has its HTTPFilter ExtensionRefs
  * resolved against the objects' own HTTPFilters. Pure.
@@ -52,7 +53,8 @@ export function projectLocalRoutes(objects: readonly KubeObject[]): LocalProject
   const projections = new Map<string, ServiceConfigProjection>();
   const tooLarge: RouteRejection[] = [];
   for (const projection of output.projections) {
-    if (projection.routes.length === 0) continue;
+    // A mesh record (the local MeshConfig) has no routes: it is local config all the same.
+    if (projection.routes.length === 0 && projection.meshConfig === undefined) continue;
     const limited = limitProjection(projection, DEFAULT_PROJECTION_LIMITS);
     for (const rejection of limited.rejections) tooLarge.push(rejection);
     projections.set(

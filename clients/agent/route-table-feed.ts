@@ -5,8 +5,8 @@
  * the fingerprint of what the last-known cache holds. No I/O, no timers: the
  * agent publishes what the feed returns.
  *
- * A table's content is decided by each service's source, origin, version
- * and signer (a version names one content, and a local version is a content
+ * A table's content is decided by each service's (and the mesh defaults')
+ * source, origin, version and signer (a version names one content, and a local version is a content
  * digest; an origin that rotates its signing key re-signs under the same
  * version, and the table, the JSON and the cache must then carry the new
  * signature: the old key may be removed next, and a restored old-key
@@ -23,6 +23,7 @@ import {
   type RouteTableInputs,
   routeTableToJson,
 } from "../../services/common/route-merge.js";
+import { MESH_RECORD } from "../../services/common/service-name.js";
 
 /** The current route table, changed only by content changes. */
 export interface RouteTableFeed {
@@ -74,15 +75,24 @@ function heldIdentity(version: string, projection: ServiceConfigProjection): str
 
 /**
  * What identifies a route table's content: each service's source, origin,
- * version and signer, and what its imported HTTPFilter references resolved to.
+ * version and signer, and what its imported HTTPFilter references resolved
+ * to; and the source, origin, version and signer of its mesh defaults.
  */
 export function tableFingerprint(table: RouteTable): string {
-  return table.services
-    .map(
+  const mesh = table.meshDefaults;
+  const meshLine =
+    mesh === undefined
+      ? []
+      : [
+          `${MESH_RECORD} ${mesh.source} ${mesh.origin} ${heldIdentity(mesh.version, mesh.projection)}`,
+        ];
+  return [
+    ...meshLine,
+    ...table.services.map(
       (e) =>
         `${e.service} ${e.source} ${e.origin} ${heldIdentity(e.version, e.projection)} ${e.resolution}`,
-    )
-    .join("\n");
+    ),
+  ].join("\n");
 }
 
 /**

@@ -17,16 +17,25 @@
  * An imported projection's HTTPFilter ExtensionRefs are resolved against
  * the cluster's own HTTPFilters (`inputs.filters`), as local routes' are
  * when they are projected: a caller-side filter is the consumer's, wherever
- * the route came from (`extension-ref-resolve.ts`). Pure.
+ * the route came from (`extension-ref-resolve.ts`).
+ *
+ * The mesh-wide defaults (MeshConfig, the `@mesh` record) are decided the
+ * same way, whole: a local mesh record with a MeshConfig wins, otherwise the
+ * import policy's winning `@mesh` record; they are the table's `meshDefaults`, for
+ * every service a route rule sets nothing of its own for. An empty
+ * dependency set gives no mesh defaults either. Pure.
  */
 import { type JsonValue, toJson } from "@bufbuild/protobuf";
 import {
+  type MeshConfig,
+  MeshConfigSchema,
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { type LocalHttpFilters, resolveExtensionRefs } from "./extension-ref-resolve.js";
 import type { ImportCandidate } from "./import-policy.js";
 import { localVersion } from "./projection-content.js";
+import { MESH_RECORD } from "./service-name.js";
 
 /** Which source decided a service. */
 export type RouteSource = "local" | "imported";
@@ -54,19 +63,35 @@ export interface RouteTableEntry {
   readonly resolution: string;
 }
 
+/** The mesh-wide defaults of the route table, and where they came from. */
+export interface MeshDefaultsEntry {
+  /** Whether the local mesh record or an imported one decided them. */
+  readonly source: RouteSource;
+  /** The origin cluster of the imported mesh record, or this agent's cluster for a local one. */
+  readonly origin: string;
+  /** The imported record's version, or for a local one `sha256:` and 16 hex digits of its digest. */
+  readonly version: string;
+  /** The defaults (the record's `mesh_config`). */
+  readonly config: MeshConfig;
+  /** The mesh record itself (`originCluster` and `version` as above), signature included. */
+  readonly projection: ServiceConfigProjection;
+}
+
 /** The merged route table, sorted by service. */
 export interface RouteTable {
   /** One entry per service of the dependency set that has config. */
   readonly services: readonly RouteTableEntry[];
+  /** The mesh-wide defaults in effect; undefined when no record carries any. */
+  readonly meshDefaults?: MeshDefaultsEntry | undefined;
 }
 
 /** The inputs of {@link mergeRouteTable}. */
 export interface RouteTableInputs {
   /** The dependency set. */
   readonly dependencies: Iterable<string>;
-  /** The local projections, by service. */
+  /** The local projections, by service (the local mesh record under `@mesh`). */
   readonly local: ReadonlyMap<string, ServiceConfigProjection>;
-  /** The import policy's winners, by service. */
+  /** The import policy's winners, by service (the winning mesh record under `@mesh`). */
   readonly imported: ReadonlyMap<string, ImportCandidate>;
   /** This agent's cluster, recorded as the origin of local routes. */
   readonly cluster: string;
@@ -80,7 +105,8 @@ export interface RouteTableInputs {
 /** Merges local and imported config into the route table (see the module comment). */
 export function mergeRouteTable(inputs: RouteTableInputs): RouteTable {
   const services: RouteTableEntry[] = [];
-  for (const service of [...new Set(inputs.dependencies)].sort()) {
+  const dependencies = [...new Set(inputs.dependencies)].sort();
+  for (const service of dependencies) {
     const local = inputs.local.get(service);
     if (local !== undefined && local.routes.length > 0) {
       const version = localVersion(local);
@@ -107,7 +133,33 @@ export function mergeRouteTable(inputs: RouteTableInputs): RouteTable {
       });
     }
   }
-  return { services };
+  if (dependencies.length === 0) return { services };
+  const meshDefaults = mergeMeshDefaults(inputs);
+  return meshDefaults === undefined ? { services } : { services, meshDefaults };
+}
+
+/** The mesh defaults in effect: the local mesh record's, else the imported winner's, whole. */
+function mergeMeshDefaults(inputs: RouteTableInputs): MeshDefaultsEntry | undefined {
+  const local = inputs.local.get(MESH_RECORD);
+  if (local?.meshConfig !== undefined) {
+    const version = localVersion(local);
+    return {
+      source: "local",
+      origin: inputs.cluster,
+      version,
+      config: local.meshConfig,
+      projection: { ...local, originCluster: inputs.cluster, version },
+    };
+  }
+  const imported = inputs.imported.get(MESH_RECORD);
+  if (imported?.projection.meshConfig === undefined) return undefined;
+  return {
+    source: "imported",
+    origin: imported.origin,
+    version: imported.projection.version,
+    config: imported.projection.meshConfig,
+    projection: imported.projection,
+  };
 }
 
 /** The JSON form of a route table entry (the projection as proto JSON). */
@@ -124,11 +176,25 @@ export interface RouteTableEntryJson {
   readonly projection: JsonValue;
 }
 
+/** The JSON form of the table's mesh defaults (the MeshConfig as proto JSON). */
+export interface MeshDefaultsJson {
+  /** `local` or `imported`. */
+  readonly source: RouteSource;
+  /** The origin cluster. */
+  readonly origin: string;
+  /** The version. */
+  readonly version: string;
+  /** The MeshConfig in the proto3 JSON mapping. */
+  readonly config: JsonValue;
+}
+
 /**
  * Serializes a route table as the JSON document the agent writes to `--out`
- * and serves at `/routes`: `{"services": [{service, source, origin, version,
- * projection}]}`, two-space indented, with a final newline. Deterministic:
- * equal tables give equal text, so the text is also the change detector.
+ * and serves at `/routes`: `{"meshDefaults": {source, origin, version,
+ * config}, "services": [{service, source, origin, version, projection}]}`
+ * (`meshDefaults` only when the table has mesh defaults), two-space
+ * indented, with a final newline. Deterministic: equal tables give equal
+ * text, so the text is also the change detector.
  */
 export function routeTableToJson(table: RouteTable): string {
   const services: RouteTableEntryJson[] = table.services.map((entry) => ({
@@ -138,5 +204,15 @@ export function routeTableToJson(table: RouteTable): string {
     version: entry.version,
     projection: toJson(ServiceConfigProjectionSchema, entry.projection),
   }));
-  return `${JSON.stringify({ services }, null, 2)}\n`;
+  const mesh = table.meshDefaults;
+  const meshDefaults: MeshDefaultsJson | undefined =
+    mesh === undefined
+      ? undefined
+      : {
+          source: mesh.source,
+          origin: mesh.origin,
+          version: mesh.version,
+          config: toJson(MeshConfigSchema, mesh.config),
+        };
+  return `${JSON.stringify(meshDefaults === undefined ? { services } : { meshDefaults, services }, null, 2)}\n`;
 }

@@ -24,7 +24,7 @@ import {
   type RouteTableInputs,
   routeTableToJson,
 } from "../../services/common/route-merge.js";
-import { makeProjection, versionAt } from "../support/projections.js";
+import { makeProjection, meshRecord, versionAt } from "../support/projections.js";
 
 const imported = (service: string, origin: string, n: number): ImportCandidate => ({
   origin,
@@ -41,6 +41,12 @@ const signedBy = (candidate: ImportCandidate, keyId: string): ImportCandidate =>
 });
 const local = (service: string, backend = "local/backend"): ServiceConfigProjection =>
   makeProjection(service, { backend, version: "" });
+/** The hub's mesh record at version `n`, as the import policy's winner. */
+const mesh = (n: number, attempts = 2): ImportCandidate => ({
+  origin: "hub",
+  service: "@mesh",
+  projection: meshRecord({ retry: { attempts } }, { version: versionAt(n) }),
+});
 
 const inputs = (
   dependencies: string[],
@@ -116,6 +122,27 @@ describe("route table feed: publishing only changes", () => {
       ),
       true,
     ],
+    [
+      "the mesh defaults arrive",
+      inputs(["shop/a"], [imported("shop/a", "east", 3), mesh(1)]),
+      true,
+    ],
+    [
+      "the same mesh defaults, other objects",
+      inputs(["shop/a"], [imported("shop/a", "east", 3), mesh(1)]),
+      false,
+    ],
+    [
+      "the mesh defaults edited",
+      inputs(["shop/a"], [imported("shop/a", "east", 3), mesh(2, 5)]),
+      true,
+    ],
+    [
+      "the mesh defaults re-signed under the same version",
+      inputs(["shop/a"], [imported("shop/a", "east", 3), signedBy(mesh(2, 5), "key-b")]),
+      true,
+    ],
+    ["the mesh defaults removed", inputs(["shop/a"], [imported("shop/a", "east", 3)]), true],
   ];
 
   it("publishes a table exactly when its content changed", () => {

@@ -9,7 +9,7 @@ import {
 import type { ImportCandidate } from "../../services/common/import-policy.js";
 import { localVersion } from "../../services/common/projection-content.js";
 import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
-import { makeProjection, versionAt } from "../support/projections.js";
+import { makeProjection, meshRecord, versionAt } from "../support/projections.js";
 
 const imported = (service: string, origin: string, n: number): ImportCandidate => ({
   origin,
@@ -123,5 +123,143 @@ describe("route table merge", () => {
       projection: { service: "shop/a", originCluster: "hub" },
     });
     expect(localVersion(local("shop/a", "x/one"))).not.toBe(localVersion(local("shop/a", "x/two")));
+  });
+});
+
+/** An origin's mesh record as the import policy's winner. */
+const importedMesh = (origin: string, n: number, attempts: number): ImportCandidate => ({
+  origin,
+  service: "@mesh",
+  projection: meshRecord({ retry: { attempts } }, { origin, version: versionAt(n) }),
+});
+/** A local mesh record (from the local source's MeshConfig). */
+const localMesh = (attempts: number): ServiceConfigProjection =>
+  meshRecord({ retry: { attempts } }, { origin: "", version: "" });
+
+describe("route table merge: the mesh defaults", () => {
+  const cases: [
+    name: string,
+    dependencies: string[],
+    local: ServiceConfigProjection[],
+    imported: ImportCandidate[],
+    expected: string | undefined,
+  ][] = [
+    [
+      "the winning imported mesh record's defaults",
+      ["shop/a"],
+      [],
+      [imported("shop/a", "hub", 1), importedMesh("hub", 4, 2)],
+      "imported:hub:2",
+    ],
+    [
+      "a local MeshConfig wins over the imported one, whole",
+      ["shop/a"],
+      [localMesh(7)],
+      [imported("shop/a", "hub", 1), importedMesh("hub", 4, 2)],
+      "local:spoke:7",
+    ],
+    [
+      "a local mesh record without a MeshConfig does not win",
+      ["shop/a"],
+      [{ ...localMesh(7), meshConfig: undefined }],
+      [importedMesh("hub", 4, 2)],
+      "imported:hub:2",
+    ],
+    [
+      "an imported mesh record without a MeshConfig gives none",
+      ["shop/a"],
+      [],
+      [{ ...importedMesh("hub", 4, 2), projection: { ...meshRecord({}), meshConfig: undefined } }],
+      undefined,
+    ],
+    ["no mesh record: none", ["shop/a"], [], [imported("shop/a", "hub", 1)], undefined],
+    [
+      "the defaults apply whether or not a service has config",
+      ["shop/none"],
+      [],
+      [importedMesh("east", 1, 3)],
+      "imported:east:3",
+    ],
+    [
+      "an empty dependency set: no defaults either",
+      [],
+      [localMesh(7)],
+      [importedMesh("hub", 4, 2)],
+      undefined,
+    ],
+  ];
+  it.each(cases)("%s", (_name, dependencies, local, imported, expected) => {
+    const table = mergeRouteTable({
+      dependencies,
+      local: new Map(local.map((p) => [p.service, p])),
+      imported: new Map(imported.map((c) => [c.service, c])),
+      cluster: "spoke",
+    });
+    const mesh = table.meshDefaults;
+    expect(
+      mesh === undefined
+        ? undefined
+        : `${mesh.source}:${mesh.origin}:${mesh.config.retry?.attempts}`,
+    ).toEqual(expected);
+    // The mesh record is never a service of the table.
+    expect(table.services.map((e) => e.service)).not.toContain("@mesh");
+  });
+
+  it("a local mesh record is stamped with this cluster and its content digest", () => {
+    const mine = localMesh(7);
+    const mesh = mergeRouteTable({
+      dependencies: ["shop/a"],
+      local: new Map([["@mesh", mine]]),
+      imported: new Map(),
+      cluster: "spoke",
+    }).meshDefaults;
+    expect(mesh?.version).toBe(localVersion(mine));
+    expect(mesh?.projection).toMatchObject({ originCluster: "spoke", version: mesh?.version });
+  });
+
+  it("serializes as a top-level meshDefaults with its source, origin, version and the MeshConfig as proto JSON; absent without one", () => {
+    const withMesh = mergeRouteTable({
+      dependencies: ["shop/a"],
+      local: new Map(),
+      imported: new Map([
+        ["shop/a", imported("shop/a", "hub", 1)],
+        [
+          "@mesh",
+          {
+            origin: "hub",
+            service: "@mesh",
+            projection: meshRecord(
+              {
+                requestTimeout: { seconds: 15n },
+                retryBudget: { percent: 20, minRetryConcurrency: 3 },
+                outlierDetection: { consecutive5xxErrors: 5, baseEjectionTime: { seconds: 30n } },
+              },
+              { version: versionAt(9) },
+            ),
+          },
+        ],
+      ]),
+      cluster: "spoke",
+    });
+    const parsed = JSON.parse(routeTableToJson(withMesh)) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(["meshDefaults", "services"]);
+    expect(parsed.meshDefaults).toEqual({
+      source: "imported",
+      origin: "hub",
+      version: versionAt(9),
+      config: {
+        name: "default",
+        requestTimeout: "15s",
+        retryBudget: { percent: 20, minRetryConcurrency: 3 },
+        outlierDetection: { consecutive5xxErrors: 5, baseEjectionTime: "30s" },
+      },
+    });
+    const without = mergeRouteTable({
+      dependencies: ["shop/a"],
+      local: new Map(),
+      imported: new Map([["shop/a", imported("shop/a", "hub", 1)]]),
+      cluster: "spoke",
+    });
+    expect(Object.keys(JSON.parse(routeTableToJson(without)))).toEqual(["services"]);
   });
 });
