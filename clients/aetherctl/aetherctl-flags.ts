@@ -7,7 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { parseDuration } from "../../services/common/duration.js";
-import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
+import { checkClusterName, checkRecordName } from "../../services/common/service-name.js";
 import {
   CLIENT_TLS_OPTIONS,
   CLIENT_TLS_USAGE,
@@ -57,7 +57,7 @@ export interface ListCommand {
 export interface GetCommand {
   /** The command's name. */
   readonly name: "get";
-  /** The service, `namespace/name`. */
+  /** The service, `namespace/name`, or `@mesh` (the mesh record). */
   readonly service: string;
   /** Show this origin's projection instead of the effective winner. */
   readonly origin: string | undefined;
@@ -140,7 +140,8 @@ Inspects a registrar's routing-config channel through its ConfigService.
 
 Commands:
   list [--origin NAME | --all-origins] [NS/SVC…]   list projections (default: the effective view)
-  get NS/SVC [--origin NAME] [--origin-keys PATH]  show one projection as a tree, with its signer
+  get NS/SVC|@mesh [--origin NAME] [--origin-keys PATH]
+                                                   show one projection as a tree, with its signer
   watch [NS/SVC…] [--all-origins] [--resume REV]   stream changes until Ctrl-C
   explain --from-namespace NS METHOD URL [-H 'k: v']… [--agent URL]
                                                    decide a request with the shared evaluator
@@ -179,7 +180,7 @@ Flags:
 
 ${GLOBAL_FLAGS}
 `,
-  get: `Usage: aetherctl get NS/SVC [--origin NAME] [--origin-keys PATH]
+  get: `Usage: aetherctl get NS/SVC|@mesh [--origin NAME] [--origin-keys PATH]
 
 Shows one service's projection as a tree of routes, rules, matches, filters,
 backends, timeouts and retry policies: by default the effective winner (the
@@ -190,7 +191,9 @@ verified, checked here with --origin-keys: verified, bad signature, unknown key
 --origin-keys). -o json prints the projection in proto JSON with one more
 field, "signatureCheck": {"keyId", "algorithm", "state"} (state: verified,
 bad_signature, unknown_key, unsigned or not_checked). A service without a
-projection exits 1 (not_found).
+projection exits 1 (not_found). @mesh is the origin's mesh record: its
+MeshConfig (the mesh-wide request timeout, retry, retry budget and outlier
+detection for route rules that set none), printed as those defaults in words.
 
 Flags:
   --origin NAME       that origin's projection instead of the effective one
@@ -222,7 +225,11 @@ shared evaluator, over the destination's effective projection, and prints the
 decision: status and outcome, the origin and version of the config that
 decided it, the route, rule and match, the backend with its weight share,
 request header changes, rewrite, redirect Location, mirrors, timeouts and
-the retry policy that applies when the request is forwarded.
+the retry policy that applies when the request is forwarded. The mesh
+defaults (the @mesh record, from the same view, origin or agent) fill in the
+request timeout and retry policy a rule does not set, marked (mesh default);
+the record they came from, the retry budget and outlier detection are printed
+too (-o json: meshDefaults, requestTimeout, retrySource, meshPolicies).
 
 The URL's host names the destination service as cluster DNS does:
 name.namespace, name.namespace.svc[.cluster.local], or a bare name in NS.
@@ -335,9 +342,10 @@ function findCommand(argv: readonly string[]): number {
   return -1;
 }
 
+/** Checks record names (`namespace/name`, or `@mesh`, the mesh record). */
 function checkServices(services: readonly string[], command: CommandName): string[] {
   for (const service of services) {
-    const problem = checkServiceName(service);
+    const problem = checkRecordName(service);
     if (problem !== undefined) throw new UsageError(problem, command);
   }
   return [...services];
@@ -427,7 +435,7 @@ function parseCommand(
     case "get": {
       if (positionals.length !== 1) {
         throw new UsageError(
-          "get needs exactly one service, NS/SVC (for example shop/checkout)",
+          "get needs exactly one service, NS/SVC (for example shop/checkout), or @mesh",
           name,
         );
       }

@@ -4,13 +4,15 @@
  * service's entry, and describing which source decided it. Parsing and
  * describing are pure; {@link fetchAgentRoutes} does the one HTTP GET.
  */
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  MeshConfigSchema,
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { RouteSource } from "../../services/common/route-merge.js";
+import { MESH_RECORD } from "../../services/common/service-name.js";
 
 /** One entry of an agent's route table, with the projection decoded. */
 export interface AgentRouteEntry {
@@ -38,16 +40,30 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function parseEntry(value: unknown, index: number): AgentRouteEntry {
-  const where = `services[${index}]`;
-  if (!isObject(value)) throw new Error(`${where} is not an object`);
-  for (const field of ["service", "origin", "version"] as const) {
+/** Checks the source, origin and version of an entry (or of `meshDefaults`), at `where`. */
+function parseHeld(
+  value: Record<string, unknown>,
+  fields: readonly string[],
+  where: string,
+): { source: RouteSource; origin: string; version: string } {
+  for (const field of fields) {
     if (typeof value[field] !== "string") throw new Error(`${where}.${field} is not a string`);
   }
   const source = value.source;
   if (source !== "local" && source !== "imported") {
     throw new Error(`${where}.source is ${JSON.stringify(source)}, not "local" or "imported"`);
   }
+  return {
+    source: source as RouteSource,
+    origin: value.origin as string,
+    version: value.version as string,
+  };
+}
+
+function parseEntry(value: unknown, index: number): AgentRouteEntry {
+  const where = `services[${index}]`;
+  if (!isObject(value)) throw new Error(`${where} is not an object`);
+  const held = parseHeld(value, ["service", "origin", "version"], where);
   if (!isObject(value.projection)) throw new Error(`${where}.projection is not an object`);
   let projection: ServiceConfigProjection;
   try {
@@ -55,19 +71,40 @@ function parseEntry(value: unknown, index: number): AgentRouteEntry {
   } catch (error) {
     throw new Error(`${where}.projection: ${(error as Error).message}`);
   }
-  return {
-    service: value.service as string,
-    source,
-    origin: value.origin as string,
-    version: value.version as string,
-    projection,
-  };
+  return { service: value.service as string, ...held, projection };
 }
 
 /**
- * Parses the agent's `/routes` document, `{"services": [{service, source,
- * origin, version, projection}]}` with the projection in proto JSON. Throws
- * an Error saying what is wrong when the text is not such a document.
+ * The table's `meshDefaults` as an entry for `@mesh` whose projection is the
+ * mesh record (`originCluster`, `version` and `meshConfig` from it).
+ */
+function parseMeshDefaults(value: unknown): AgentRouteEntry {
+  const where = "meshDefaults";
+  if (!isObject(value)) throw new Error(`${where} is not an object`);
+  const held = parseHeld(value, ["origin", "version"], where);
+  if (!isObject(value.config)) throw new Error(`${where}.config is not an object`);
+  let meshConfig: ServiceConfigProjection["meshConfig"];
+  try {
+    meshConfig = fromJson(MeshConfigSchema, value.config as JsonValue);
+  } catch (error) {
+    throw new Error(`${where}.config: ${(error as Error).message}`);
+  }
+  const projection = create(ServiceConfigProjectionSchema, {
+    service: MESH_RECORD,
+    originCluster: held.origin,
+    version: held.version,
+    meshConfig,
+  });
+  return { service: MESH_RECORD, ...held, projection };
+}
+
+/**
+ * Parses the agent's `/routes` document, `{"meshDefaults": {source, origin,
+ * version, config}, "services": [{service, source, origin, version,
+ * projection}]}` with the projection (and the MeshConfig) in proto JSON.
+ * The mesh defaults, when there are some, come first as the entry of
+ * `@mesh` (its projection the mesh record). Throws an Error saying what is
+ * wrong when the text is not such a document.
  */
 export function parseAgentRoutes(text: string): AgentRouteEntry[] {
   let document: unknown;
@@ -79,7 +116,10 @@ export function parseAgentRoutes(text: string): AgentRouteEntry[] {
   if (!isObject(document) || !Array.isArray(document.services)) {
     throw new Error('not a route table: no "services" array');
   }
-  return document.services.map(parseEntry);
+  const services = document.services.map(parseEntry);
+  return document.meshDefaults === undefined
+    ? services
+    : [parseMeshDefaults(document.meshDefaults), ...services];
 }
 
 /** The entry of `service` in a route table; undefined when there is none. */

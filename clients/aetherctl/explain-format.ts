@@ -3,8 +3,10 @@
  * decided for a request, which origin's config decided it, and every part of
  * the decision (route, rule, match, backend and its weight share, header
  * changes, rewrite, redirect Location, mirrors, timeouts, retry policy, and
- * the backend TLS settings that apply to the chosen backend), and the
- * service's HTTP filters that run for the request, in order. Pure.
+ * the backend TLS settings that apply to the chosen backend), the mesh
+ * defaults that applied (marked `(mesh default)`, with the record they came
+ * from), and the service's HTTP filters that run for the request, in order.
+ * Pure.
  */
 import type {
   BackendTls,
@@ -22,13 +24,18 @@ import type { ExplainTarget } from "./explain-request.js";
 import { describeExtensionRef } from "./extension-ref-describe.js";
 import { describeExtension, httpFilterHeading } from "./http-filter-describe.js";
 import {
+  describeRetryInEffect,
+  type MeshDefaultsOrigin,
+  meshDecisionFields,
+} from "./mesh-defaults-describe.js";
+import {
   backendAddress,
   describeMatch,
   formatPercent,
   routeKindName,
   weightShare,
 } from "./projection-describe.js";
-import { describeRetry, describeTimeouts, ruleHeading } from "./projection-tree.js";
+import { describeTimeouts, ruleHeading } from "./projection-tree.js";
 import { formatFields } from "./table-format.js";
 
 /** Everything `aetherctl explain` prints. */
@@ -53,6 +60,8 @@ export interface Explanation {
    * no backend was chosen or its service has no projection here.
    */
   readonly backendTls?: BackendTls;
+  /** The mesh record whose defaults the decision was made under, and where it was read. */
+  readonly meshDefaults?: MeshDefaultsOrigin;
 }
 
 /** Describes the filters that run, in order: `1. shop/f (AuthZ, priority 0): ext_authz …; 2. …`. */
@@ -189,7 +198,8 @@ export function formatExplanation(explanation: Explanation): string {
         .join("; "),
     ],
     ["timeouts", describeTimeouts(decision.timeouts)],
-    ["retry", describeRetry(decision.retry)],
+    ["retry", describeRetryInEffect(decision)],
+    ...meshDecisionFields(decision, explanation.meshDefaults),
     ["response headers", describeHeaderChanges(decision.responseHeaderChanges)],
     [
       "cors",

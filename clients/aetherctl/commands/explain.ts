@@ -12,17 +12,23 @@
  * VirtualHost names match it (`serviceForHost`, over every projection of
  * the view or the agent's table), printed as `virtual host`; `-o json`
  * adds it as `virtualHost`.
+ * The mesh defaults (the `@mesh` record, from the same view, origin or
+ * agent as the service) are the evaluator's `meshDefaults`: the request
+ * timeout and retry in effect say when they are the defaults', and the
+ * record is printed as `mesh defaults` (`-o json`: `meshDefaults`).
  */
 import { toJson } from "@bufbuild/protobuf";
 import { ConfigView } from "../../../gen/aether/registry/v1/config_service_pb.js";
 import {
   BackendTlsSchema,
   HttpFilterSchema,
+  MeshConfigSchema,
   type ServiceConfigProjection,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { backendTlsFor } from "../../../services/common/backend-tls-select.js";
 import { evaluate } from "../../../services/common/evaluator.js";
 import { httpFiltersForPort } from "../../../services/common/http-filter-selection.js";
+import { MESH_RECORD } from "../../../services/common/service-name.js";
 import { serviceForHost } from "../../../services/common/virtual-host-select.js";
 import { UsageError } from "../../../services/process/usage-error.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
@@ -36,6 +42,7 @@ import { type CommandContext, unaryCallOptions } from "../command-context.js";
 import { formatExplanation } from "../explain-format.js";
 import type { ExplainTarget } from "../explain-request.js";
 import { toJsonText } from "../json-output.js";
+import type { MeshDefaultsOrigin } from "../mesh-defaults-describe.js";
 import { findProjection, listProjections, viewName } from "../registrar-client.js";
 
 /** Runs `aetherctl explain`; resolves with the exit code. */
@@ -47,13 +54,18 @@ export async function runExplain(
   let projection: ServiceConfigProjection | undefined;
   let agent: AgentLookup | undefined;
   let agentEntries: Awaited<ReturnType<typeof fetchAgentRoutes>> | undefined;
+  let meshDefaults: MeshDefaultsOrigin | undefined;
   if (command.agent === undefined) {
-    projection = await findProjection(
-      context.client,
-      target.service,
-      command.origin,
-      unaryCallOptions(context),
+    // The mesh record from the same view (or origin) as the service's projection.
+    const [found, mesh] = await Promise.all(
+      [target.service, MESH_RECORD].map((record) =>
+        findProjection(context.client, record, command.origin, unaryCallOptions(context)),
+      ),
     );
+    projection = found;
+    if (mesh?.meshConfig !== undefined) {
+      meshDefaults = { record: mesh, view: viewName(command.origin) };
+    }
   } else {
     agentEntries = await fetchAgentRoutes(command.agent, {
       timeoutMs: context.global.timeoutMs,
@@ -61,6 +73,10 @@ export async function runExplain(
     });
     agent = { url: command.agent, entry: findAgentRoute(agentEntries, target.service) };
     projection = agent.entry?.projection;
+    const mesh = findAgentRoute(agentEntries, MESH_RECORD);
+    if (mesh !== undefined) {
+      meshDefaults = { record: mesh.projection, view: `agent ${command.agent}, ${mesh.source}` };
+    }
   }
   const decision = evaluate({
     projections: projection === undefined ? [] : [projection],
@@ -72,6 +88,7 @@ export async function runExplain(
       ...(target.portName === undefined ? {} : { portName: target.portName }),
     },
     random: command.random.next,
+    meshDefaults: meshDefaults?.record.meshConfig,
   });
   const httpFilters = httpFiltersForPort(projection, target.port);
   const backend = decision.backend;
@@ -100,6 +117,7 @@ export async function runExplain(
           ...(agent === undefined ? {} : { agentRoute: agentRouteJson(agent) }),
           ...(backendTls === undefined ? {} : { backendTls: toJson(BackendTlsSchema, backendTls) }),
           ...(target.virtualHost === undefined ? {} : { virtualHost: target.virtualHost }),
+          ...(meshDefaults === undefined ? {} : { meshDefaults: meshDefaultsJson(meshDefaults) }),
         })
       : formatExplanation({
           target,
@@ -110,9 +128,24 @@ export async function runExplain(
           httpFilters,
           ...(agent === undefined ? {} : { agent }),
           ...(backendTls === undefined ? {} : { backendTls }),
+          ...(meshDefaults === undefined ? {} : { meshDefaults }),
         }),
   );
   return 0;
+}
+
+/**
+ * `-o json`'s `meshDefaults`: the mesh record's origin, version and
+ * MeshConfig (proto JSON); the same in every view that holds the same record
+ * (an agent's source is `agentRoute`'s business).
+ */
+function meshDefaultsJson(mesh: MeshDefaultsOrigin) {
+  const { record } = mesh;
+  return {
+    origin: record.originCluster,
+    version: record.version,
+    config: record.meshConfig === undefined ? null : toJson(MeshConfigSchema, record.meshConfig),
+  };
 }
 
 /**

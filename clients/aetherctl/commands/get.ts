@@ -2,13 +2,16 @@
  * `aetherctl get NS/SVC`: one service's projection (the effective winner, or
  * `--origin`'s) as a tree, or as proto JSON with a `signatureCheck` field,
  * its signature reported (checked with `--origin-keys` when given). A service
- * without one is NotFound (exit 1).
+ * without one is NotFound (exit 1). `aetherctl get @mesh` is the mesh record
+ * (the origin's MeshConfig), printed as its defaults in words.
  */
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ServiceConfigProjectionSchema } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { isMeshRecord } from "../../../services/common/service-name.js";
 import type { GetCommand } from "../aetherctl-flags.js";
 import { type CommandContext, unaryCallOptions } from "../command-context.js";
+import { formatMeshRecord } from "../mesh-defaults-describe.js";
 import { formatProjectionTree } from "../projection-tree.js";
 import { findProjection, viewName } from "../registrar-client.js";
 import { reportSignature, signatureJson } from "../signature-report.js";
@@ -36,7 +39,8 @@ export async function runGet(context: CommandContext, command: GetCommand): Prom
     };
     context.stdout(`${JSON.stringify(json, null, 2)}\n`);
   } else {
-    context.stdout(formatProjectionTree(projection, context.now(), signature));
+    const format = isMeshRecord(command.service) ? formatMeshRecord : formatProjectionTree;
+    context.stdout(format(projection, context.now(), signature));
   }
   return 0;
 }
