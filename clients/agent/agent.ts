@@ -54,7 +54,7 @@ import { type AgentTls, createAgentTls } from "./agent-tls.js";
 import { createLatestWriter } from "./atomic-file.js";
 import { type CachedStateStore, createCachedStateStore } from "./cached-state.js";
 import { createDependencyFile, type DependencyFile } from "./dependency-file.js";
-import { createDependencySet } from "./dependency-set.js";
+import { createDependencySet, followedRecords } from "./dependency-set.js";
 import {
   type ConfigFollower,
   createConfigFollower,
@@ -561,7 +561,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   const onDependenciesChanged = () => {
     if (!deps.refresh()) return;
-    follower?.setServices(deps.services);
+    follower?.setServices(followedRecords(deps.services));
     publisher.publish();
   };
 
@@ -588,7 +588,7 @@ export function createAgent(options: AgentOptions): Agent {
       client: parts.client,
       connection,
       policy,
-      services: deps.services,
+      services: followedRecords(deps.services),
       initial: restored?.state,
       keepaliveTimeoutMs,
       metrics,

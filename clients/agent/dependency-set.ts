@@ -3,7 +3,17 @@
  * its `setDependencies` (checked: a bad entry throws), together with those
  * read from its dependency file, without duplicates and sorted. No I/O.
  */
-import { checkServiceName } from "../../services/common/service-name.js";
+import { checkServiceName, MESH_RECORD } from "../../services/common/service-name.js";
+
+/**
+ * The records the agent follows for a dependency set: its services and the
+ * mesh record (`@mesh`, the origin's mesh-wide defaults), which the agent adds
+ * itself (a user cannot name it as a dependency); nothing for an empty set,
+ * whose table is empty, mesh defaults included.
+ */
+export function followedRecords(services: readonly string[]): string[] {
+  return services.length === 0 ? [] : [...services, MESH_RECORD];
+}
 
 /** The dependency set; see the module comment. */
 export interface DependencySet {
