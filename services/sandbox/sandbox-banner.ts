@@ -1,11 +1,13 @@
 /**
- * What the sandbox prints once it runs: where everything is, its mutual TLS
+ * What the sandbox prints once it runs: where everything is, what the agents'
+ * route tables carry besides routes (`sandbox-policies.ts`), its mutual TLS
  * (trust domains, certificates, who is authorized), and ready-to-paste
  * commands against it (`sandbox-commands.ts`). Pure.
  */
 import type { SandboxInfo } from "./sandbox.js";
 import { sandboxCommands, shortPath } from "./sandbox-commands.js";
 import { OPERATOR_ID, registrarIdOf, trustDomainOf } from "./sandbox-identities.js";
+import { policyLines } from "./sandbox-policies.js";
 
 /** The last line of the banner: everything is up. */
 export const READY_LINE = "ready: Ctrl-C (or SIGTERM) stops everything";
@@ -109,6 +111,8 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
   lines.push(
     `  state: ${info.stateDir} (caches, <cluster>/routes.json${info.stateIsTemporary ? "; removed at exit" : ""})`,
   );
+  const policies = policyLines(info.agents);
+  if (policies.length > 0) lines.push("", ...policies);
   if (info.pki !== undefined) lines.push("", ...tlsLines(info, cwd));
   lines.push("", ...signingLines(info, cwd));
   if (spoke !== undefined) {
@@ -128,6 +132,9 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
       ...(commands.source === undefined ? [] : [`  ${commands.source}`]),
       `  ${ctl} list${keysFlag}`,
       `  ${ctl} get shop/checkout${keysFlag}`,
+      ...(info.agents.some((a) => a.table?.meshDefaults !== undefined)
+        ? [`  ${ctl} get @mesh${keysFlag}`]
+        : []),
       `  ${ctl} status`,
       `  ${ctl} explain --from-namespace web GET http://checkout.shop:8080/cart`,
       `  ${ctl} explain --from-namespace shop --random 0.95 GET http://checkout.shop:8080/`,

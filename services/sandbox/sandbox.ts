@@ -81,6 +81,8 @@ export interface SandboxAgentInfo {
   readonly outFile: string;
   /** Services of its dependency set it had no config for when the start finished. */
   readonly missing: readonly string[];
+  /** Its route table when the start finished (undefined: none yet). */
+  readonly table: RouteTable | undefined;
 }
 
 /** What the running sandbox consists of. */
@@ -290,6 +292,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           spoke.localRoutes === undefined ? undefined : join(config.examplesDir, spoke.localRoutes),
         outFile: join(stateDir as string, spoke.cluster, "routes.json"),
         missing: missing[i] ?? [],
+        table: agent.table,
       })),
       stateDir,
       stateIsTemporary: config.stateDir === undefined,

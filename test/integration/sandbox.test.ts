@@ -13,7 +13,7 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { cp, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,19 +48,45 @@ interface RoutesEntry {
   readonly origin: string;
   readonly version: string;
   readonly projection: {
+    readonly httpFilters?: { readonly namespace?: string; readonly name?: string }[];
     readonly backendTls?: { readonly hostname?: string; readonly policyName?: string }[];
     readonly virtualHosts?: { readonly hostnames?: string[]; readonly name?: string }[];
     readonly routes?: {
       readonly name?: string;
-      readonly rules?: { readonly backends?: { service?: string; weight?: number }[] }[];
+      readonly rules?: {
+        readonly name?: string;
+        readonly retry?: { readonly attempts?: number };
+        readonly backends?: { service?: string; weight?: number }[];
+      }[];
     }[];
   };
 }
 
-async function routesOf(agentUrl: string): Promise<RoutesEntry[]> {
+/** An agent's `/routes` document (the fields these tests read). */
+interface RoutesDocument {
+  readonly meshDefaults?: { readonly origin: string; readonly config: { readonly name?: string } };
+  readonly services: RoutesEntry[];
+}
+
+async function routesDocumentOf(agentUrl: string): Promise<RoutesDocument> {
   const response = await fetch(`${agentUrl}/routes`);
   expect(response.status).toBe(200);
-  return ((await response.json()) as { services: RoutesEntry[] }).services;
+  return (await response.json()) as RoutesDocument;
+}
+
+async function routesOf(agentUrl: string): Promise<RoutesEntry[]> {
+  return (await routesDocumentOf(agentUrl)).services;
+}
+
+/** Whether a manifest under `dir` (recursively) declares a MeshConfig. */
+async function declaresMeshConfig(dir: string): Promise<boolean> {
+  const files = await readdir(dir, { recursive: true, withFileTypes: true });
+  for (const file of files) {
+    if (!file.isFile() || !/\.ya?ml$/.test(file.name)) continue;
+    const text = await readFile(join(file.parentPath, file.name), "utf8");
+    if (/^kind: *MeshConfig\s*$/m.test(text)) return true;
+  }
+  return false;
 }
 
 /** The weights of shop/checkout's canary rule in an agent's table. */
@@ -309,6 +335,43 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     expect(users?.projection.backendTls).toMatchObject([
       { hostname: "users.identity.example", policyName: "users-tls" },
     ]);
+  });
+
+  it("prints one example each of the HTTP filters, backend TLS, retry policy and VirtualHost names the agents' /routes carry, and the mesh defaults exactly when examples/mesh has a MeshConfig", async () => {
+    const east = await routesDocumentOf(sandbox.agents.get("east") as string);
+    const west = await routesDocumentOf(sandbox.agents.get("west") as string);
+    const text = sandbox.lines.join("\n");
+    const line = (label: string) =>
+      sandbox.lines.find((l) => new RegExp(`^  ${label} {2,}`).test(l)) ?? "";
+    const checkout = east.services.find((e) => e.service === "shop/checkout")?.projection;
+    const filter = checkout?.httpFilters?.[0];
+    expect(filter?.name).toBeTruthy();
+    expect(line("http filters")).toContain(
+      `shop/checkout (east): ${filter?.namespace}/${filter?.name}`,
+    );
+    const users = west.services.find((e) => e.service === "identity/users")?.projection;
+    expect(line("backend tls")).toContain(
+      `identity/users (west): SNI ${users?.backendTls?.[0]?.hostname}`,
+    );
+    const canary = checkout?.routes?.find((r) => r.name === "checkout-canary");
+    const retried = canary?.rules?.find((r) => r.retry !== undefined);
+    expect(retried?.retry?.attempts).toBeGreaterThan(0);
+    expect(line("retry")).toContain(`shop/checkout-canary rule ${retried?.name}`);
+    expect(line("retry")).toContain(`${retried?.retry?.attempts} attempts`);
+    const cart = east.services.find((e) => e.service === "shop/cart")?.projection;
+    expect(line("virtual hosts")).toBe(
+      `  virtual hosts  shop/cart (east): ${cart?.virtualHosts?.[0]?.hostnames?.join(", ")}`,
+    );
+    if (await declaresMeshConfig(join(examples, "mesh"))) {
+      expect(east.meshDefaults).toMatchObject({ origin: "hub", config: { name: "default" } });
+      expect(west.meshDefaults).toEqual(east.meshDefaults);
+      expect(line("mesh defaults")).toMatch(
+        /^ {2}mesh defaults {2}hub's MeshConfig default \(east\): /,
+      );
+    } else {
+      expect(east.meshDefaults).toBeUndefined();
+      expect(text).not.toContain("mesh defaults");
+    }
   });
 
   it("an edit of a manifest under --examples reaches east's /routes within a second; west keeps its local override", async () => {
