@@ -2,9 +2,15 @@
  * What a stored record may carry, by its key: the mesh record (`@mesh`)
  * carries an origin's MeshConfig and nothing else; a service's projection
  * never carries one. A value of the wrong shape is corrupt: readers skip and
- * count it, writers refuse it. Pure, no I/O.
+ * count it, writers refuse it. No stored record carries what only a consumer
+ * sets: an ExtensionRef's `http_filter` or `unresolved_reason` (a caller-side
+ * HTTPFilter resolved in the consumer's own cluster never travels). Pure,
+ * no I/O.
  */
-import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import type {
+  Filter,
+  ServiceConfigProjection,
+} from "../../gen/aether/registry/v1/projection_pb.js";
 import { isMeshRecord } from "./service-name.js";
 
 /** The fields of a projection the shape check reads. */
@@ -21,15 +27,40 @@ export type RecordContent = Pick<
  */
 export function checkRecordShape(service: string, projection: RecordContent): string | undefined {
   if (!isMeshRecord(service)) {
-    return projection.meshConfig === undefined
-      ? undefined
-      : `projection of ${service} carries a mesh_config, which only the mesh record (@mesh) may carry`;
+    if (projection.meshConfig !== undefined) {
+      return `projection of ${service} carries a mesh_config, which only the mesh record (@mesh) may carry`;
+    }
+    return consumerOnlyProblem(service, projection);
   }
   if (projection.meshConfig === undefined) return "the mesh record (@mesh) carries no mesh_config";
   const extra = serviceFields(projection);
   return extra.length === 0
     ? undefined
     : `the mesh record (@mesh) carries ${extra.join(", ")}, which only a service's projection may carry`;
+}
+
+/**
+ * Names the first route whose rule or backend carries an ExtensionRef with
+ * a consumer-only field set, or undefined when none does.
+ */
+function consumerOnlyProblem(service: string, projection: RecordContent): string | undefined {
+  for (const route of projection.routes) {
+    for (const rule of route.rules) {
+      const filters = [rule.filters, ...rule.backends.map((backend) => backend.filters)].flat();
+      if (filters.some(isConsumerResolved)) {
+        return `projection of ${service}: route ${route.namespace}/${route.name} carries an ExtensionRef resolved by a consumer (http_filter or unresolved_reason), which never travels`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Reports whether a filter is an ExtensionRef with a consumer-only field set. */
+function isConsumerResolved(filter: Filter): boolean {
+  return (
+    filter.filter.case === "extensionRef" &&
+    (filter.filter.value.httpFilter !== undefined || filter.filter.value.unresolvedReason !== "")
+  );
 }
 
 /** The service-only fields a projection sets, by their proto names. */

@@ -7,6 +7,11 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
+  BackendSchema,
+  ExtensionRefSchema,
+  FilterSchema,
+  type HttpFilter,
+  HttpFilterSchema,
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
@@ -34,6 +39,35 @@ const withMesh = (projection: ServiceConfigProjection) =>
     routes: projection.routes,
     meshConfig: mesh.meshConfig,
   });
+/** shop/web with an ExtensionRef to an HTTPFilter on its first rule or its first backend. */
+const withExtensionRef = (
+  at: "rule" | "backend",
+  ref: { httpFilter?: HttpFilter; unresolvedReason?: string },
+) => {
+  const projection = makeProjection("shop/web");
+  const rule = projection.routes[0]?.rules[0];
+  if (rule === undefined) throw new Error("makeProjection gives a route with a rule");
+  const filter = create(FilterSchema, {
+    filter: {
+      case: "extensionRef",
+      value: create(ExtensionRefSchema, {
+        group: "mesh.aether.dev",
+        kind: "HTTPFilter",
+        name: "auth",
+        ...ref,
+      }),
+    },
+  });
+  if (at === "rule") rule.filters.push(filter);
+  else {
+    if (rule.backends[0] === undefined)
+      rule.backends.push(create(BackendSchema, { service: "shop/web" }));
+    rule.backends[0]?.filters.push(filter);
+  }
+  return projection;
+};
+const consumerOnly =
+  /^projection of shop\/web: route .* carries an ExtensionRef resolved by a consumer/;
 const bare = create(ServiceConfigProjectionSchema, { service: "@mesh", version: mesh.version });
 
 /** [name, key, projection, the problem (a pattern) or undefined]. */
@@ -57,6 +91,24 @@ const cases: [string, string, ServiceConfigProjection, RegExp | undefined][] = [
     "shop/web",
     withMesh(makeProjection("shop/web")),
     /^projection of shop\/web carries a mesh_config, which only the mesh record/,
+  ],
+  [
+    "a service's projection with a bare ExtensionRef",
+    "shop/web",
+    withExtensionRef("rule", {}),
+    undefined,
+  ],
+  [
+    "a service's projection whose rule carries a resolved HTTPFilter",
+    "shop/web",
+    withExtensionRef("rule", { httpFilter: create(HttpFilterSchema, { name: "auth" }) }),
+    consumerOnly,
+  ],
+  [
+    "a service's projection whose backend carries an unresolved reason",
+    "shop/web",
+    withExtensionRef("backend", { unresolvedReason: "not_found" }),
+    consumerOnly,
   ],
 ];
 
