@@ -97,6 +97,7 @@ function exportSection(
       ["source", exp.source],
       ["leader", yesNo(exp.leader)],
       ["services", String(exp.services)],
+      ["signing key", exp.signingKeyId === "" ? "none (unsigned)" : exp.signingKeyId],
       ["last success", timeWithAge(exp.lastSuccessTime, nowMs)],
       ["last error", exp.lastError === "" ? "none" : exp.lastError],
     ],

@@ -130,6 +130,7 @@ describe("formatStatus", () => {
         "  source:        dir:/etc/routes",
         "  leader:        yes",
         "  services:      3",
+        "  signing key:   none (unsigned)",
         "  last success:  2026-11-29T12:04:00Z (1m ago)",
         "  last error:    none",
         "  ROUTE REJECTIONS (1)",
@@ -145,10 +146,15 @@ describe("formatStatus", () => {
       name: "an exporter that never succeeded, and no export status at all",
       status: {
         cluster: "hub",
-        export: { enabled: true, source: "kubernetes", lastError: "etcd down" },
+        export: {
+          enabled: true,
+          source: "kubernetes",
+          lastError: "etcd down",
+          signingKeyId: "1f0e2d3c4b5a6978",
+        },
       },
       want: expect.stringContaining(
-        "  last success:  never\n  last error:    etcd down\n  ROUTE REJECTIONS: none\n  SOURCE PROBLEMS: none\n",
+        "  signing key:   1f0e2d3c4b5a6978\n  last success:  never\n  last error:    etcd down\n  ROUTE REJECTIONS: none\n  SOURCE PROBLEMS: none\n",
       ),
     },
   ])("$name", ({ status, want }) => {
