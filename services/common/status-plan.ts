@@ -7,8 +7,10 @@
  * the whole list (a merge patch replaces a list; the Gateway API lists are
  * atomic, so server-side apply could not merge entries either) and the
  * object's `resourceVersion` as a precondition, so a status another writer
- * changed in between is refused (409) rather than overwritten. Pure: the
- * time is passed in.
+ * changed in between is refused (409) rather than overwritten. Given a
+ * memo (`status-memo.ts`), an object last planned in sync whose
+ * resourceVersion and inputs are unchanged is skipped. Pure but for the
+ * memo passed in: the time is passed in.
  */
 import { apiGroupOf, GATEWAY_API_GROUP, type KubeObject, MESH_API_GROUP } from "./kube-object.js";
 import { wantedPolicyAncestors } from "./policy-status.js";
@@ -21,6 +23,7 @@ import {
   type StatusContext,
   wantedRouteParents,
 } from "./route-status.js";
+import { type StatusMemo, statusInputsOf } from "./status-memo.js";
 import { mergeStatusEntries } from "./status-merge.js";
 
 /** What one export run decided, which the status is written from. */
@@ -80,10 +83,18 @@ export interface StatusPatch {
  * seconds), in snapshot order: one per route or policy whose own entries
  * would change, including one that now wants none (its stale own entries
  * are removed). Objects without namespace, name or resourceVersion are
- * skipped (a manifest, not an API object).
+ * skipped (a manifest, not an API object). With `memo`, an object it holds
+ * in sync at the same resourceVersion and inputs is skipped unplanned, one
+ * found in sync is remembered, and one found out of sync or not in the
+ * snapshot any more forgotten.
  */
-export function planStatusPatches(inputs: StatusInputs, now: string): StatusPatch[] {
+export function planStatusPatches(
+  inputs: StatusInputs,
+  now: string,
+  memo?: StatusMemo,
+): StatusPatch[] {
   const context = statusContext(inputs);
+  memo?.begin();
   const patches: StatusPatch[] = [];
   for (const object of inputs.objects) {
     const kind = object.kind ?? "";
@@ -92,6 +103,10 @@ export function planStatusPatches(inputs: StatusInputs, now: string): StatusPatc
     const { namespace, name, resourceVersion, generation } = object.metadata ?? {};
     if (typeof namespace !== "string" || typeof name !== "string") continue;
     if (typeof resourceVersion !== "string") continue;
+    const path = `/apis/${object.apiVersion}/namespaces/${namespace}/${info.plural}/${name}/status`;
+    const own =
+      memo === undefined ? "" : statusInputsOf(object, kind, namespace, info.list, context);
+    if (memo?.unchanged(path, resourceVersion, own)) continue;
     const wanted =
       info.list === "parents"
         ? wantedRouteParents(object, kind, namespace, context)
@@ -104,12 +119,16 @@ export function planStatusPatches(inputs: StatusInputs, now: string): StatusPatc
       now,
       maxItems: info.max,
     });
-    if (list === undefined) continue;
+    if (list === undefined) {
+      memo?.inSync(path, resourceVersion, own);
+      continue;
+    }
+    memo?.forget(path);
     patches.push({
       kind,
       namespace,
       name,
-      path: `/apis/${object.apiVersion}/namespaces/${namespace}/${info.plural}/${name}/status`,
+      path,
       resourceVersion,
       body: { metadata: { resourceVersion }, status: { [info.list]: list } },
     });
