@@ -2,7 +2,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices } from "../../services/common/projector.js";
-import type { StatusInputs } from "../../services/common/status-plan.js";
+import { planStatusPatches, type StatusInputs } from "../../services/common/status-plan.js";
 import {
   createStatusWriter,
   STATUS_WRITE_CONCURRENCY,
@@ -130,6 +130,31 @@ describe("status writer", () => {
     expect(log.withMessage("status run")[0]).toMatchObject({ planned: 20, due: 20 });
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.length).toBeLessThanOrEqual(STATUS_WRITE_CONCURRENCY);
+  });
+
+  it("skips an object it found in sync until its resourceVersion moves or a pause", async () => {
+    const { calls, patch } = recordingPatcher();
+    const log = captureLogger();
+    const writer = createStatusWriter({ patch, logger: log.logger });
+    const synced = inputs("7");
+    const route = synced.objects[2] as KubeObject & { status?: unknown };
+    const [planned] = planStatusPatches(synced, "2026-12-03T10:00:00Z");
+    route.status = planned?.body.status;
+    writer.update(synced);
+    await waitFor(() => log.withMessage("status run").length === 1);
+    // The same resourceVersion with a status this writer would fix: not looked at.
+    const emptied = {
+      ...synced,
+      objects: [...synced.objects.slice(0, 2), { ...route, status: {} }],
+    };
+    writer.update(emptied);
+    await waitFor(() => log.withMessage("status run").length === 2);
+    expect(calls).toHaveLength(0);
+    writer.pause(); // a new leadership term follows
+    writer.update(emptied);
+    await waitFor(() => calls.length === 1);
+    await writer.stop();
+    expect(log.withMessage("status run").map((r) => r.planned)).toEqual([0, 0, 1]);
   });
 
   it("after pause the next term's inputs are written; after stop nothing is", async () => {
