@@ -13,6 +13,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
+import { MESH_RECORD } from "../../services/common/service-name.js";
 import { type AgentProcess, startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import {
   agentProjection,
@@ -219,7 +220,10 @@ describe.each(E2E_TRANSPORTS)(
           "both plaintext connections counted",
         );
         const overTls = await configClient(spokeB.url).listAllConfig({});
-        expect(overTls.projections.map((p) => p.service).sort()).toEqual([...DEPS].sort());
+        // The hub's services and its mesh record (examples/mesh has a MeshConfig).
+        expect(overTls.projections.map((p) => p.service).sort()).toEqual(
+          [...DEPS, MESH_RECORD].sort(),
+        );
       });
 
       it("B's registrar admits its own agent's SVID (--authorize names it) and denies west's agent SVID, logging its SPIFFE ID", async () => {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceConfigProjectionSchema } from "../../gen/aether/registry/v1/projection_pb.js";
+import { MESH_RECORD } from "../../services/common/service-name.js";
 import { projectionKey } from "../../services/registrar/store/store-key.js";
 import { type AgentProcess, startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import {
@@ -88,8 +89,10 @@ describe.each(E2E_TRANSPORTS)(
       expect(status.controlCluster).toBe("hub");
       expect(status.export?.enabled).toBe(false);
       expect(status.export?.disabledReason).toBe(why.msg);
-      // The hub exported the mesh meanwhile; the spoke wrote nothing.
-      expect((await readRawProjections(shared.raw, prefix, "hub")).size).toBe(4);
+      // The hub exported the mesh meanwhile (four services and its mesh record); the spoke wrote nothing.
+      const hubKeys = [...(await readRawProjections(shared.raw, prefix, "hub")).keys()];
+      expect(hubKeys).toHaveLength(5);
+      expect(hubKeys).toContain(MESH_RECORD);
       expect((await readRawProjections(shared.raw, prefix, "east")).size).toBe(0);
     });
 

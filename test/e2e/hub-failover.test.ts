@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
+import { MESH_RECORD } from "../../services/common/service-name.js";
 import { parseProjectionKey } from "../../services/registrar/store/store-key.js";
 import { type AgentProcess, startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import {
@@ -113,7 +114,7 @@ describe("e2e 6: hub leader failover", () => {
     const standby = replicas[gauges.indexOf(0)] as RegistrarProcess;
     expect(standby.logs.filter((l) => l.msg === "elected export leader")).toHaveLength(0);
     const before = await readRawProjections(shared.raw, prefix, "hub");
-    expect([...before.keys()].sort()).toEqual(DEPS);
+    expect([...before.keys()].sort()).toEqual([...DEPS, MESH_RECORD].sort());
     const oldVersion = before.get("shop/checkout")?.projection.version;
     expect(canaryWeights(before.get("shop/checkout")?.projection)).toBe("90,10");
     const agentBefore = await agent.routes();
@@ -181,7 +182,7 @@ describe("e2e 6: hub leader failover", () => {
       new Set(["shop/checkout"]),
     );
     const after = await readRawProjections(shared.raw, prefix, "hub");
-    expect([...after.keys()].sort()).toEqual(DEPS);
+    expect([...after.keys()].sort()).toEqual([...DEPS, MESH_RECORD].sort());
     for (const service of DEPS.filter((s) => s !== "shop/checkout")) {
       expect(after.get(service)?.modRevision).toBe(before.get(service)?.modRevision);
     }

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CACHE_FILE_NAME, decodeCacheFile } from "../../clients/agent/last-known-cache.js";
+import { MESH_RECORD } from "../../services/common/service-name.js";
 import { type AgentProcess, startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import {
   agentVersions,
@@ -151,7 +152,11 @@ describe("e2e 3: partition of spoke B", () => {
   it("etcd frozen (SIGSTOP): B's agent keeps its table; restarted during the freeze it is ready with the cached table at once; after the thaw a hub edit reaches it", async () => {
     await agentB.waitForMetric(MODE("watch"), (v) => v === 1);
     const table = (await agentB.get("/routes")).body;
-    const versions = await agentVersions(agentB);
+    // The table's services and its mesh defaults, which the cache keeps as the mesh record.
+    const meshVersion = (JSON.parse(table) as { meshDefaults?: { version: string } }).meshDefaults
+      ?.version;
+    expect(meshVersion).toBeDefined();
+    const versions = { ...(await agentVersions(agentB)), [MESH_RECORD]: meshVersion as string };
     const cachePath = join(cacheDir as string, CACHE_FILE_NAME);
     await waitFor(
       async () => {

@@ -28,7 +28,8 @@ export type ListConfigRequest = Message<"aether.registry.v1.ListConfigRequest"> 
   originCluster: string;
 
   /**
-   * Only these services (`namespace/name`); empty means every service.
+   * Only these services (`namespace/name`, or `@mesh` for the origin's mesh
+   * record); empty means every service and the mesh record.
    *
    * @generated from field: repeated string services = 2;
    */
@@ -99,7 +100,8 @@ export const ListConfigResponseSchema: GenMessage<ListConfigResponse> = /*@__PUR
  */
 export type ListAllConfigRequest = Message<"aether.registry.v1.ListAllConfigRequest"> & {
   /**
-   * Only these services (`namespace/name`); empty means every service.
+   * Only these services (`namespace/name`, or `@mesh` for the origins' mesh
+   * records); empty means every service and every mesh record.
    *
    * @generated from field: repeated string services = 1;
    */
@@ -178,7 +180,8 @@ export const ListAllConfigResponseSchema: GenMessage<ListAllConfigResponse> = /*
  */
 export type WatchConfigRequest = Message<"aether.registry.v1.WatchConfigRequest"> & {
   /**
-   * The services to watch (`namespace/name`); empty means every service.
+   * The services to watch (`namespace/name`, or `@mesh` for the origins'
+   * mesh records); empty means every service and every mesh record.
    *
    * @generated from field: repeated string services = 1;
    */
