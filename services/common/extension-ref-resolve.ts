@@ -92,6 +92,17 @@ export interface ExtensionRefResolution {
   readonly outcomes: readonly ExtensionRefOutcome[];
 }
 
+/**
+ * Every filter of a route, in rule order: each rule's own filters, then
+ * its backends' filters, in backend order.
+ */
+export function routeFilters(route: Route): Filter[] {
+  return route.rules.flatMap((rule) => [
+    ...rule.filters,
+    ...rule.backends.flatMap((backend) => backend.filters),
+  ]);
+}
+
 function routeLabel(route: Route): string {
   return `${route.kind === RouteKind.GRPC ? "GRPCRoute" : "HTTPRoute"} ${route.namespace}/${route.name}`;
 }
@@ -137,8 +148,7 @@ export function resolveExtensionRefs(
 
 /** Whether a route runs any ExtensionRef filter (the common case being none: nothing to copy). */
 function hasExtensionRef(route: Route): boolean {
-  const any = (filters: readonly Filter[]) => filters.some((f) => f.filter.case === "extensionRef");
-  return route.rules.some((rule) => any(rule.filters) || rule.backends.some((b) => any(b.filters)));
+  return routeFilters(route).some((f) => f.filter.case === "extensionRef");
 }
 
 function resolveOne(
@@ -186,11 +196,7 @@ function sameRef(a: ExtensionRef, b: ExtensionRef): boolean {
 export function extensionRefOutcomes(projection: ServiceConfigProjection): ExtensionRefOutcome[] {
   const outcomes: ExtensionRefOutcome[] = [];
   for (const route of projection.routes) {
-    const all = route.rules.flatMap((rule) => [
-      ...rule.filters,
-      ...rule.backends.flatMap((b) => b.filters),
-    ]);
-    for (const { filter } of all) {
+    for (const { filter } of routeFilters(route)) {
       if (filter.case !== "extensionRef" || !isHttpFilterRef(filter.value)) continue;
       const { unresolvedReason, name } = filter.value;
       const reason = unresolvedReason === "" ? undefined : unresolvedReason.split(":")[0];

@@ -11,6 +11,7 @@ import type {
   Filter,
   ServiceConfigProjection,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { routeFilters } from "./extension-ref-resolve.js";
 import { isMeshRecord } from "./service-name.js";
 
 /** The fields of a projection the shape check reads. */
@@ -44,15 +45,10 @@ export function checkRecordShape(service: string, projection: RecordContent): st
  * a consumer-only field set, or undefined when none does.
  */
 function consumerOnlyProblem(service: string, projection: RecordContent): string | undefined {
-  for (const route of projection.routes) {
-    for (const rule of route.rules) {
-      const filters = [rule.filters, ...rule.backends.map((backend) => backend.filters)].flat();
-      if (filters.some(isConsumerResolved)) {
-        return `projection of ${service}: route ${route.namespace}/${route.name} carries an ExtensionRef resolved by a consumer (http_filter or unresolved_reason), which never travels`;
-      }
-    }
-  }
-  return undefined;
+  const route = projection.routes.find((r) => routeFilters(r).some(isConsumerResolved));
+  return route === undefined
+    ? undefined
+    : `projection of ${service}: route ${route.namespace}/${route.name} carries an ExtensionRef resolved by a consumer (http_filter or unresolved_reason), which never travels`;
 }
 
 /** Reports whether a filter is an ExtensionRef with a consumer-only field set. */
