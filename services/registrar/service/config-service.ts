@@ -26,6 +26,12 @@ import {
   type ListConfigResponse,
   ListConfigResponseSchema,
 } from "../../../gen/aether/registry/v1/config_service_pb.js";
+import type {
+  GetFleetStatusRequest,
+  GetFleetStatusResponse,
+  ReportAppliedConfigRequest,
+  ReportAppliedConfigResponse,
+} from "../../../gen/aether/registry/v1/fleet_pb.js";
 import type { ImportPolicy } from "../../common/import-policy.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type { ConfigCache } from "../cache/config-cache.js";
@@ -98,6 +104,16 @@ export interface ConfigServiceOptions {
   readonly readLimits?: ReadLimits;
   /** How long a list read may wait for a slot before it is refused, in milliseconds; default 2000. */
   readonly readWaitMs?: number;
+  /**
+   * Answers ReportAppliedConfig (the agents' ACK/NACK reports, see
+   * `services/registrar/fleet/`); undefined: UNIMPLEMENTED.
+   */
+  readonly reportApplied?: (
+    request: ReportAppliedConfigRequest,
+    context: HandlerContext,
+  ) => ReportAppliedConfigResponse;
+  /** Answers GetFleetStatus (see `services/registrar/fleet/`); undefined: UNIMPLEMENTED. */
+  readonly fleetStatus?: (request: GetFleetStatusRequest) => GetFleetStatusResponse;
 }
 
 /** How many listing windows (see `kept-listings.ts`) are kept for later pages. */
@@ -297,6 +313,10 @@ export function createConfigService(
     });
   }
 
+  function notServed(method: string): never {
+    throw new ConnectError(`this registrar does not serve ${method}`, Code.Unimplemented);
+  }
+
   return {
     async getConfigStatus() {
       return unary("GetConfigStatus", async () => getConfigStatus());
@@ -319,6 +339,16 @@ export function createConfigService(
       } finally {
         metrics?.countRpc("WatchConfig", code);
       }
+    },
+    reportAppliedConfig(request, context) {
+      return unary("ReportAppliedConfig", async () =>
+        (options.reportApplied ?? (() => notServed("ReportAppliedConfig")))(request, context),
+      );
+    },
+    getFleetStatus(request) {
+      return unary("GetFleetStatus", async () =>
+        (options.fleetStatus ?? (() => notServed("GetFleetStatus")))(request),
+      );
     },
   };
 }
