@@ -5,6 +5,7 @@
  * projector's rejections and warnings of the route imply (reasons mapped by
  * `status-reasons.ts`). Pure, no I/O.
  */
+import { type FleetSummary, fleetCondition } from "./fleet-condition.js";
 import type { KubeObject } from "./kube-object.js";
 import type { RouteRejection, RouteWarning } from "./projector.js";
 import { field, isJsonObject, type JsonObject } from "./projector-fields.js";
@@ -19,6 +20,12 @@ export interface StatusContext {
   readonly ports: ReadonlyMap<string, readonly { readonly name: string; readonly port: number }[]>;
   /** The projector's rejections and warnings of one object, by `kind/namespace/name`. */
   readonly problems: ReadonlyMap<string, ObjectProblems>;
+  /**
+   * The fleet's view of each projected Service, when the registrar follows
+   * the fleet's status: then an accepted parent entry also carries the
+   * fleet condition (`fleet-condition.ts`); undefined: it carries none.
+   */
+  readonly fleet?: ReadonlyMap<string, FleetSummary>;
 }
 
 /** The rejections and warnings of one object. */
@@ -45,7 +52,9 @@ export function problemKey(kind: string, namespace: string, name: string): strin
  *   port of the Service; else False with the mapped reason of a rejection of
  *   the route for that Service; else True;
  * - `ResolvedRefs` False with the mapped reason of the route's first
- *   reference warning (or reference rejection) for that Service; else True.
+ *   reference warning (or reference rejection) for that Service; else True;
+ * - with `context.fleet`, when `Accepted` is True, the fleet condition of
+ *   the Service (`fleet-condition.ts`).
  */
 export function wantedRouteParents(
   route: KubeObject,
@@ -67,6 +76,9 @@ export function wantedRouteParents(
     seen.add(identity);
     const ports = context.ports.get(key) ?? [];
     const conditions = parentConditions(problems ?? NONE, key, portMismatch(ref, ports, index));
+    if (context.fleet !== undefined && conditions[0]?.status === "True") {
+      conditions.push(fleetCondition(key, context.fleet.get(key)));
+    }
     entries.push({ ref, conditions });
   });
   return entries;

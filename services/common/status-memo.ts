@@ -73,7 +73,8 @@ export function createStatusMemo(): StatusMemo {
  * as a string that is equal exactly when they are: its rejections and
  * warnings in `context`, and for each Service its parentRefs (a route) or
  * targetRefs (a policy; a VirtualHost's one targetRef) name, whether the hub
- * projects it and its ports (none: it does not exist).
+ * projects it and its ports (none: it does not exist), and for a route, the
+ * fleet's summary of the Service when `context.fleet` is given.
  */
 export function statusInputsOf(
   object: KubeObject,
@@ -93,6 +94,9 @@ export function statusInputsOf(
     const refNamespace = list === "parents" ? (field(ref, "namespace") ?? namespace) : namespace;
     const key = `${String(refNamespace)}/${String(field(ref, "name"))}`;
     inputs += `\n${key} ${context.services.has(key) ? 1 : 0} ${portsOf(context.ports.get(key))}`;
+    if (list === "parents" && context.fleet !== undefined) {
+      inputs += ` ${JSON.stringify(context.fleet.get(key) ?? null)}`;
+    }
   }
   return inputs;
 }

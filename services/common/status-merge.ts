@@ -17,10 +17,10 @@ const MAX_MESSAGE_LENGTH = 32_768;
 
 /** A condition the registrar wants, before its times are set. */
 export interface WantedCondition {
-  /** `Accepted` or `ResolvedRefs`. */
+  /** `Accepted`, `ResolvedRefs` or the fleet summary's type (`fleet-condition.ts`). */
   readonly type: string;
-  /** Whether the condition holds. */
-  readonly status: "True" | "False";
+  /** Whether the condition holds (`Unknown`: cannot tell yet). */
+  readonly status: "True" | "False" | "Unknown";
   /** The upstream CamelCase reason. */
   readonly reason: string;
   /** A sentence for the author. */

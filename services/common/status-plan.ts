@@ -12,6 +12,7 @@
  * resourceVersion and inputs are unchanged is skipped. Pure but for the
  * memo passed in: the time is passed in.
  */
+import type { FleetSummary } from "./fleet-condition.js";
 import { apiGroupOf, GATEWAY_API_GROUP, type KubeObject, MESH_API_GROUP } from "./kube-object.js";
 import { wantedPolicyAncestors } from "./policy-status.js";
 import type { RouteRejection, RouteWarning } from "./projector.js";
@@ -36,6 +37,11 @@ export interface StatusInputs {
   readonly rejections: readonly RouteRejection[];
   /** Every warning in force. */
   readonly warnings: readonly RouteWarning[];
+  /**
+   * The fleet's view of each projected Service, when the registrar follows
+   * the fleet: accepted route parents then carry the fleet condition.
+   */
+  readonly fleet?: ReadonlyMap<string, FleetSummary>;
 }
 
 /** The kinds whose status is written: their plural, status list and its `maxItems`. */
@@ -160,5 +166,5 @@ function statusContext(inputs: StatusInputs): StatusContext {
   };
   for (const p of inputs.rejections) add(p, "rejections");
   for (const p of inputs.warnings) add(p, "warnings");
-  return { services: inputs.services, ports, problems };
+  return { services: inputs.services, ports, problems, fleet: inputs.fleet };
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { FLEET_CONDITION_TYPE, type FleetSummary } from "../../services/common/fleet-condition.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices } from "../../services/common/projector.js";
 import { canonicalJson } from "../../services/common/projector-index.js";
+import { createStatusMemo, type StatusMemo } from "../../services/common/status-memo.js";
 import { planStatusPatches, type StatusPatch } from "../../services/common/status-plan.js";
 import { STATUS_CONTROLLER_NAME } from "../../services/common/status-reasons.js";
 import { kubeService, serviceExport } from "../support/kube-objects.js";
@@ -401,5 +403,77 @@ describe("status plan: attached policies (GEP-713 status.ancestors)", () => {
     expect(
       plan([policy("HTTPFilter", "f", { targetRefs: [target("private")], ...HEADERS })]),
     ).toEqual([]);
+  });
+});
+
+describe("status plan: the fleet condition", () => {
+  const V = "2026-12-03T10:00:00.000000000Z";
+  const spec = { parentRefs: [parent("cart")], ...toCart };
+  const inSync: FleetSummary = {
+    version: V,
+    clusters: [{ cluster: "east", state: "in_sync", version: V, reasons: [] }],
+  };
+  const behind: FleetSummary = {
+    version: V,
+    clusters: [{ cluster: "east", state: "behind", version: "", reasons: [] }],
+  };
+
+  function planWith(
+    objects: KubeObject[],
+    fleet: ReadonlyMap<string, FleetSummary> | undefined,
+    memo?: StatusMemo,
+  ): StatusPatch[] {
+    const all = [...WORLD, ...objects];
+    const output = projectServices(all);
+    const services = new Set(output.projections.map((p) => p.service));
+    const inputs = {
+      objects: all,
+      services,
+      rejections: output.rejections,
+      warnings: output.warnings,
+    };
+    return planStatusPatches({ ...inputs, fleet }, NOW, memo);
+  }
+  const conditionsOf = (patch: StatusPatch | undefined) =>
+    (listOf(patch) as { conditions: { type: string; status: string; reason: string }[] }[])[0]
+      ?.conditions;
+
+  it("an accepted parent carries the fleet's summary of its Service, pending without one", () => {
+    const [synced] = planWith([route("r", spec)], new Map([["shop/cart", inSync]]));
+    expect(conditionsOf(synced)?.[2]).toMatchObject({
+      type: FLEET_CONDITION_TYPE,
+      status: "True",
+      reason: "InSync",
+    });
+    const [pending] = planWith([route("r", spec)], new Map());
+    expect(conditionsOf(pending)?.[2]).toMatchObject({ status: "Unknown", reason: "Pending" });
+    const [none] = planWith([route("r", spec)], undefined);
+    expect(conditionsOf(none)?.map((c) => c.type)).toEqual(["Accepted", "ResolvedRefs"]);
+  });
+
+  it("a rejected parent carries no fleet condition", () => {
+    const bad = {
+      parentRefs: [parent("cart")],
+      rules: [
+        { matches: [{ path: { type: "RegularExpression", value: "(" } }], ...toCart.rules[0] },
+      ],
+    };
+    const [patch] = planWith([route("r", bad)], new Map([["shop/cart", inSync]]));
+    expect(conditionsOf(patch)?.map((c) => [c.type, c.status])).toEqual([
+      ["Accepted", "False"],
+      ["ResolvedRefs", "True"],
+    ]);
+  });
+
+  it("a change of the fleet's summary is planned again past the memo", () => {
+    const memo = createStatusMemo();
+    const status = {
+      parents: listOf(planWith([route("r", spec)], new Map([["shop/cart", inSync]]))[0]),
+    };
+    const written = route("r", spec, status);
+    expect(planWith([written], new Map([["shop/cart", inSync]]), memo)).toEqual([]);
+    expect(memo.size).toBe(1);
+    const [patch] = planWith([written], new Map([["shop/cart", behind]]), memo);
+    expect(conditionsOf(patch)?.[2]).toMatchObject({ status: "False", reason: "Propagating" });
   });
 });

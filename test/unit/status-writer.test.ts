@@ -1,5 +1,6 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
+import { FLEET_CONDITION_TYPE, type FleetSummary } from "../../services/common/fleet-condition.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { projectServices } from "../../services/common/projector.js";
 import { planStatusPatches, type StatusInputs } from "../../services/common/status-plan.js";
@@ -175,5 +176,49 @@ describe("status writer", () => {
         (c) => (c.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion,
       ),
     ).toEqual(["7", "8"]);
+  });
+});
+
+describe("status writer: the fleet condition", () => {
+  it("writes the fleet's summary, and a change of the fleet's view writes it again", async () => {
+    const V = "2026-12-03T10:00:00.000000000Z";
+    let summary: FleetSummary = {
+      version: V,
+      clusters: [{ cluster: "east", state: "behind", version: "", reasons: [] }],
+    };
+    const listeners = new Set<() => void>();
+    const fleet = {
+      current: () => new Map([["shop/cart", summary]]),
+      onChange: (listener: () => void) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+    const { calls, patch } = recordingPatcher();
+    const writer = createStatusWriter({
+      patch,
+      logger: captureLogger().logger,
+      fleet,
+      fleetDelayMs: 1,
+    });
+    const fleetCondition = (call: number) => {
+      const body = calls[call]?.body as {
+        status: { parents: { conditions: { type: string; reason: string }[] }[] };
+      };
+      return body.status.parents[0]?.conditions.find((c) => c.type === FLEET_CONDITION_TYPE)
+        ?.reason;
+    };
+    writer.update(inputs("7"));
+    await waitFor(() => calls.length === 1);
+    expect(fleetCondition(0)).toBe("Propagating");
+    summary = {
+      version: V,
+      clusters: [{ cluster: "east", state: "in_sync", version: V, reasons: [] }],
+    };
+    for (const listener of listeners) listener();
+    await waitFor(() => calls.length === 2);
+    expect(fleetCondition(1)).toBe("InSync");
+    await writer.stop();
+    expect(listeners.size).toBe(0);
   });
 });

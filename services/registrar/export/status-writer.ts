@@ -21,9 +21,14 @@
  *   its resourceVersion and inputs are unchanged (`status-memo.ts`); a
  *   failed write forgets its object, and `pause()` everything (a new
  *   leadership term begins after one, and plans every object again).
+ * - With `fleet`, accepted route parents also carry the fleet's summary of
+ *   their Service (`common/fleet-condition.ts`), read when a run plans; a
+ *   change of the fleet's view plans the last inputs again, at most once per
+ *   `fleetDelayMs` (the feed changes with every cluster's heartbeat).
  * - `pause()` (the leadership is gone) and `stop()` drop what is pending.
  */
 import { Counter, type Registry } from "prom-client";
+import type { FleetSummary } from "../../common/fleet-condition.js";
 import { canonicalJson } from "../../common/projector-index.js";
 import { createStatusMemo } from "../../common/status-memo.js";
 import {
@@ -49,6 +54,14 @@ export interface StatusSink {
   stop(): Promise<void>;
 }
 
+/** The fleet's view of the exported Services, as the status writer reads it. */
+export interface FleetSummaries {
+  /** The fleet's summary of each Service some cluster reports, by `namespace/name`. */
+  current(): ReadonlyMap<string, FleetSummary>;
+  /** Calls `listener` after the fleet's view may have changed; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void;
+}
+
 /** Options of {@link createStatusWriter}. */
 export interface StatusWriterOptions {
   /** Sends one merge patch to a status path (see `kube-status-patch.ts`); rejects on failure. */
@@ -61,6 +74,10 @@ export interface StatusWriterOptions {
   readonly now?: () => Date;
   /** The first retry delay after a failed write, in milliseconds (default 1000; up to 60000). */
   readonly retryInitialMs?: number;
+  /** The fleet's view, for the fleet condition on route parents; default none (no condition). */
+  readonly fleet?: FleetSummaries;
+  /** The least time between plans a change of the fleet's view starts, in milliseconds; default 2000. */
+  readonly fleetDelayMs?: number;
 }
 
 /** The outcomes counted: a write that landed, one refused as stale (409), any other failure. */
@@ -121,7 +138,9 @@ export function createStatusWriter(options: StatusWriterOptions): StatusSink {
   };
 
   const runOnce = async (inputs: StatusInputs) => {
-    const patches = planStatusPatches(inputs, conditionTime(now()), memo);
+    const fleet = options.fleet?.current();
+    const planned = fleet === undefined ? inputs : { ...inputs, fleet };
+    const patches = planStatusPatches(planned, conditionTime(now()), memo);
     const previous = sent;
     sent = new Map();
     const due: { patch: StatusPatch; marker: string }[] = [];
@@ -174,12 +193,24 @@ export function createStatusWriter(options: StatusWriterOptions): StatusSink {
     running ??= drain();
   };
 
+  let fleetTimer: NodeJS.Timeout | undefined;
+  const unsubscribe = options.fleet?.onChange(() => {
+    if (fleetTimer !== undefined || !active || last === undefined) return;
+    fleetTimer = setTimeout(() => {
+      fleetTimer = undefined;
+      if (last !== undefined) update(last);
+    }, options.fleetDelayMs ?? 2_000);
+    fleetTimer.unref?.();
+  });
+
   const drop = () => {
     pending = undefined;
     memo.clear();
     last = undefined;
     if (retryTimer !== undefined) clearTimeout(retryTimer);
     retryTimer = undefined;
+    if (fleetTimer !== undefined) clearTimeout(fleetTimer);
+    fleetTimer = undefined;
   };
 
   return {
@@ -187,6 +218,7 @@ export function createStatusWriter(options: StatusWriterOptions): StatusSink {
     pause: drop,
     async stop() {
       active = false;
+      unsubscribe?.();
       drop();
       await running;
       problems.flush();
