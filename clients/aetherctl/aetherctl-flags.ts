@@ -17,6 +17,7 @@ import {
 } from "../../services/process/client-tls-flags.js";
 import { UsageError } from "../../services/process/usage-error.js";
 import { buildExplainTarget, type ExplainTarget } from "./explain-request.js";
+import { FLEET_OPTIONS, FLEET_USAGE, type FleetCommand, parseFleetCommand } from "./fleet-flags.js";
 import { type OriginKeysSource, originKeysSource } from "./origin-keys-file.js";
 import { parseRandomFlags, type RandomSource } from "./random-source.js";
 import { CLIENT_TLS_ENV_USAGE, withClientTlsEnv } from "./tls-env.js";
@@ -101,8 +102,16 @@ export interface StatusCommand {
   readonly failOnRejections: boolean;
 }
 
+export type { FleetCommand } from "./fleet-flags.js";
+
 /** Any command. */
-export type Command = ListCommand | GetCommand | WatchCommand | ExplainCommand | StatusCommand;
+export type Command =
+  | ListCommand
+  | GetCommand
+  | WatchCommand
+  | ExplainCommand
+  | StatusCommand
+  | FleetCommand;
 
 /** The names of the commands. */
 export type CommandName = Command["name"];
@@ -146,6 +155,9 @@ Commands:
   explain --from-namespace NS METHOD URL [-H 'k: v']… [--agent URL]
                                                    decide a request with the shared evaluator
   status [--fail-on-rejections]                    origins, rejections, conflicts, export state
+  fleet [--service NS/SVC]… [--cluster NAME]… [--state STATE]… [--limit N]
+                                                   every cluster's served versions, agents,
+                                                   rejections, skew and drift, worst first
   etcd-rbac --cluster NAME… [--prefix P] [--apply]  each registrar's etcd role and user (talks
                                                    to etcd, not to a registrar; see its --help)
 
@@ -279,9 +291,12 @@ Flags:
 
 ${GLOBAL_FLAGS}
 `,
+  fleet: `${FLEET_USAGE}
+${GLOBAL_FLAGS}
+`,
 };
 
-const COMMANDS: readonly CommandName[] = ["list", "get", "watch", "explain", "status"];
+const COMMANDS: readonly CommandName[] = ["list", "get", "watch", "explain", "status", "fleet"];
 
 /** The global flags that take a value, so the command can be found among the arguments. */
 export const GLOBAL_VALUE_FLAGS: ReadonlySet<string> = new Set([
@@ -326,6 +341,7 @@ const COMMAND_OPTIONS = {
     "seed-random": { type: "string" },
   },
   status: { "fail-on-rejections": { type: "boolean" } },
+  fleet: FLEET_OPTIONS,
 } as const satisfies Record<CommandName, ParseOptions>;
 
 /** Finds the command among the arguments: the first one that is neither a flag nor a global flag's value. */
@@ -484,6 +500,8 @@ function parseCommand(
         throw new UsageError(`status takes no arguments (got ${positionals.join(" ")})`, name);
       }
       return { name, failOnRejections: values["fail-on-rejections"] === true };
+    case "fleet":
+      return parseFleetCommand(values, positionals);
   }
 }
 

@@ -20,6 +20,7 @@ import {
 import type { CommandContext } from "./command-context.js";
 import { runEtcdRbac } from "./commands/etcd-rbac.js";
 import { runExplain } from "./commands/explain.js";
+import { runFleet } from "./commands/fleet.js";
 import { runGet } from "./commands/get.js";
 import { runList } from "./commands/list.js";
 import { runStatus } from "./commands/status.js";
@@ -64,6 +65,8 @@ function dispatch(context: CommandContext, command: Command): Promise<number> {
       return runExplain(context, command);
     case "status":
       return runStatus(context, command);
+    case "fleet":
+      return runFleet(context, command);
   }
 }
 
