@@ -3,7 +3,10 @@
  * merged per cluster (`fleet-replicas.ts`, `fleet-cluster-merge.ts`), judged
  * per service against this registrar's current versions (`fleet-state.ts`,
  * `fleet-drift.ts`, `fleet-versions.ts`), filtered and sorted worst first.
- * Pure, no I/O, no timer: the time is an input.
+ * Pure, no I/O, no timer: the time is an input. Services are judged into
+ * plain objects; only those a response returns become messages
+ * (`fleet-messages.ts`), so a view of every service (the metrics') stays
+ * cheap.
  *
  * Two choices the contract leaves open: a service with a current version
  * that no selected cluster reports is BEHIND (nobody is known to serve it),
@@ -12,20 +15,17 @@
  * cluster, selected or not, so the baseline does not depend on the filter.
  */
 import { create } from "@bufbuild/protobuf";
-import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import {
   type FleetCluster,
-  type FleetService,
-  type FleetServiceCluster,
-  FleetServiceClusterSchema,
-  FleetServiceSchema,
   FleetState,
   type GetFleetStatusResponse,
   GetFleetStatusResponseSchema,
 } from "../../gen/aether/registry/v1/fleet_pb.js";
-import { type ClusterReport, mergeCluster } from "./fleet-cluster-merge.js";
-import { agentCounts, summarizeCluster, tallyClusters } from "./fleet-cluster-summary.js";
+import { type ClusterReport, mergeCluster, type ServiceReport } from "./fleet-cluster-merge.js";
+import { summarizeCluster, tallyClusters } from "./fleet-cluster-summary.js";
 import { driftedClusters } from "./fleet-drift.js";
+import { serviceMessage } from "./fleet-messages.js";
 import { type FleetReplicaInput, groupReplicas } from "./fleet-replicas.js";
 import type { FleetQuery } from "./fleet-request.js";
 import { clusterServiceState, severityRank, worseState } from "./fleet-state.js";
@@ -49,12 +49,46 @@ export interface FleetInputs {
   readonly versions: ReadonlyMap<string, ServiceVersions>;
 }
 
+/** One service in one cluster, judged. */
+export interface JudgedCluster {
+  /** The cluster. */
+  readonly cluster: string;
+  /** Whether the cluster is stale (the report is its last). */
+  readonly stale: boolean;
+  /** Its state for the service. */
+  readonly state: FleetState;
+  /** Its merged report of the service. */
+  readonly report: ServiceReport;
+  /** The export time of the version it serves (ms); undefined when none (or unparseable). */
+  readonly servedMs: number | undefined;
+  /** How many versions behind the current one it is. */
+  readonly versionsBehind: number;
+}
+
+/** One service across the fleet, judged. */
+export interface JudgedService {
+  /** The service. */
+  readonly service: string;
+  /** This registrar's current version; undefined when none. */
+  readonly current: FleetVersion | undefined;
+  /** The worst state over its clusters. */
+  readonly state: FleetState;
+  /** One entry per selected cluster that reports it, by cluster. */
+  readonly clusters: readonly JudgedCluster[];
+  /** The most versions a fresh cluster is behind. */
+  readonly skewVersions: number;
+  /** The current version's export time minus the oldest served one's, over fresh clusters (ms). */
+  readonly skewMs: number;
+  /** The selected clusters whose local config differs from most clusters'. */
+  readonly drifted: readonly string[];
+}
+
 /** The fleet view before its limit: the selected clusters and every matching service, worst first. */
 export interface FleetView {
   /** The selected clusters that publish status, by name. */
   readonly clusters: readonly FleetCluster[];
   /** Every matching service, worst first (state, then skew, then name). */
-  readonly services: readonly FleetService[];
+  readonly services: readonly JudgedService[];
 }
 
 /** Computes the fleet view of `query` (its limit is applied by {@link fleetResponse}). */
@@ -63,20 +97,20 @@ export function computeFleetView(inputs: FleetInputs, query: FleetQuery): FleetV
   const selected = reports.filter(
     (r) => query.clusters === undefined || query.clusters.has(r.replicas.cluster),
   );
-  const services: FleetService[] = [];
+  const services: JudgedService[] = [];
   for (const service of serviceUniverse(inputs.versions, selected, query)) {
-    const judged = judgeService(service, inputs, reports, selected);
+    const judged = judgeService(service, inputs.versions.get(service), reports, selected);
     if (query.states === undefined || query.states.has(judged.state)) services.push(judged);
   }
   services.sort(worstFirst);
-  const tallies = tallyClusters(services, (s) => inputs.versions.get(s)?.current);
+  const tallies = tallyClusters(services);
   const clusters = selected.map((r) =>
     summarizeCluster(r, tallies.get(r.replicas.cluster), inputs.nowMs),
   );
   return { clusters, services };
 }
 
-/** The response: `view` with at most `limit` services. */
+/** The response: `view` with at most `limit` services, ages taken at `nowMs`. */
 export function fleetResponse(
   view: FleetView,
   limit: number,
@@ -86,7 +120,7 @@ export function fleetResponse(
   return create(GetFleetStatusResponseSchema, {
     time: timestampFromMs(nowMs),
     clusters: [...view.clusters],
-    services: view.services.slice(0, limit),
+    services: view.services.slice(0, limit).map((s) => serviceMessage(s, nowMs)),
     matchingServices: view.services.length,
     synced,
   });
@@ -103,65 +137,50 @@ function serviceUniverse(
   return new Set([...all].filter((s) => query.services?.has(s)));
 }
 
+/** The drifted clusters of a service, judged over every fresh cluster that reads a local source. */
+function driftOf(service: string, reports: readonly ClusterReport[]): Set<string> {
+  const digests: { cluster: string; digest: string }[] = [];
+  for (const r of reports) {
+    const digest = r.services.get(service)?.localDigest;
+    if (!r.replicas.stale && digest !== undefined)
+      digests.push({ cluster: r.replicas.cluster, digest });
+  }
+  return new Set(driftedClusters(digests));
+}
+
 function judgeService(
   service: string,
-  inputs: FleetInputs,
+  versions: ServiceVersions | undefined,
   reports: readonly ClusterReport[],
   selected: readonly ClusterReport[],
-): FleetService {
-  const versions = inputs.versions.get(service);
+): JudgedService {
   const current = versions?.current;
-  const drifted = new Set(
-    driftedClusters(
-      reports.flatMap((r) => {
-        const digest = r.services.get(service)?.localDigest;
-        return r.replicas.stale || digest === undefined
-          ? []
-          : [{ cluster: r.replicas.cluster, digest }];
-      }),
-    ),
-  );
-  const clusters: FleetServiceCluster[] = [];
-  for (const report of selected) {
-    const entry = report.services.get(service);
-    if (entry === undefined) continue;
-    const cluster = report.replicas.cluster;
-    const stale = report.replicas.stale;
-    const servedMs = entry.served === undefined ? undefined : exportTimeMs(entry.served.version);
-    clusters.push(
-      create(FleetServiceClusterSchema, {
-        cluster,
-        state: clusterServiceState({
-          stale,
-          report: entry,
-          current,
-          drifted: drifted.has(cluster),
-        }),
-        originCluster: entry.served?.origin ?? "",
-        version: entry.served?.version ?? "",
-        agents: agentCounts(entry.agents),
-        importRejections: [...entry.importRejections],
-        agentRejections: [...entry.agentRejections],
-        age:
-          servedMs === undefined ? undefined : durationFromMs(Math.max(0, inputs.nowMs - servedMs)),
-        versionsBehind: versionsBehind(entry.served, current, versions?.history ?? []),
-        localDigest: entry.localDigest ?? "",
-        stale,
-      }),
-    );
+  const drifted = driftOf(service, reports);
+  const clusters: JudgedCluster[] = [];
+  for (const r of selected) {
+    const report = r.services.get(service);
+    if (report === undefined) continue;
+    const { cluster, stale } = r.replicas;
+    clusters.push({
+      cluster,
+      stale,
+      state: clusterServiceState({ stale, report, current, drifted: drifted.has(cluster) }),
+      report,
+      servedMs: report.served === undefined ? undefined : exportTimeMs(report.served.version),
+      versionsBehind: versionsBehind(report.served, current, versions?.history ?? []),
+    });
   }
-  return create(FleetServiceSchema, {
+  return {
     service,
-    originCluster: current?.origin ?? "",
-    version: current?.version ?? "",
+    current,
     state:
       clusters.length === 0
         ? FleetState.BEHIND
-        : clusters.reduce((worst, c) => worseState(worst, c.state), FleetState.IN_SYNC),
+        : clusters.reduce<FleetState>((worst, c) => worseState(worst, c.state), FleetState.IN_SYNC),
     clusters,
     ...skewOf(clusters, current),
-    driftedClusters: clusters.filter((c) => drifted.has(c.cluster)).map((c) => c.cluster),
-  });
+    drifted: clusters.filter((c) => drifted.has(c.cluster)).map((c) => c.cluster),
+  };
 }
 
 /**
@@ -170,36 +189,26 @@ function judgeService(
  * when every fresh cluster serves the current version, or there is none).
  */
 function skewOf(
-  clusters: readonly FleetServiceCluster[],
+  clusters: readonly JudgedCluster[],
   current: FleetVersion | undefined,
-): Pick<FleetService, "skewVersions" | "skew"> {
-  const fresh = clusters.filter((c) => !c.stale);
-  const skewVersions = Math.max(0, ...fresh.map((c) => c.versionsBehind));
+): { skewVersions: number; skewMs: number } {
   const currentMs = current === undefined ? undefined : exportTimeMs(current.version);
+  let skewVersions = 0;
   let skewMs = 0;
-  for (const c of fresh) {
-    if (
-      currentMs === undefined ||
-      sameVersion({ origin: c.originCluster, version: c.version }, current)
-    )
-      continue;
-    const servedMs = exportTimeMs(c.version);
-    if (servedMs !== undefined) skewMs = Math.max(skewMs, currentMs - servedMs);
+  for (const c of clusters) {
+    if (c.stale) continue;
+    skewVersions = Math.max(skewVersions, c.versionsBehind);
+    if (currentMs === undefined || c.servedMs === undefined) continue;
+    if (!sameVersion(c.report.served, current)) skewMs = Math.max(skewMs, currentMs - c.servedMs);
   }
-  return { skewVersions, skew: durationFromMs(skewMs) };
-}
-
-function skewMsOf(service: FleetService): number {
-  return service.skew === undefined
-    ? 0
-    : Number(service.skew.seconds) * 1000 + service.skew.nanos / 1e6;
+  return { skewVersions, skewMs };
 }
 
 /** Worst first: by severity, then the larger skew (time, then versions), then by name. */
-function worstFirst(a: FleetService, b: FleetService): number {
+function worstFirst(a: JudgedService, b: JudgedService): number {
   return (
     severityRank(a.state) - severityRank(b.state) ||
-    skewMsOf(b) - skewMsOf(a) ||
+    b.skewMs - a.skewMs ||
     b.skewVersions - a.skewVersions ||
     (a.service < b.service ? -1 : a.service > b.service ? 1 : 0)
   );

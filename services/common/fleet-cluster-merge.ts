@@ -46,7 +46,7 @@ export interface ServiceReport {
 export interface ClusterReport {
   /** The cluster and its replicas, judged. */
   readonly replicas: ClusterReplicas;
-  /** Its agents by state, from the headers of the replicas merged. */
+  /** Its agents by state, from the headers of its fresh replicas (none when it is stale). */
   readonly agents: AgentTotals;
   /** Whether a replica merged reads the cluster's local config. */
   readonly localSource: boolean;
@@ -81,7 +81,7 @@ function byRejectedVersion(a: RejectedProjection | undefined, b: RejectedProject
 export function mergeCluster(replicas: ClusterReplicas): ClusterReport {
   const merged = replicas.stale ? replicas.all : replicas.fresh;
   let agents = NO_AGENTS;
-  for (const r of merged) agents = addAgents(agents, r.header?.agents);
+  for (const r of replicas.fresh) agents = addAgents(agents, r.header?.agents);
   const values = new Map<string, { replica: FleetReplicaInput; value: ServiceImportStatus }[]>();
   for (const replica of merged) {
     for (const [service, value] of replica.services) {

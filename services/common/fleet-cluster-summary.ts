@@ -10,11 +10,11 @@ import {
   AgentCountsSchema,
   type FleetCluster,
   FleetClusterSchema,
-  type FleetService,
   FleetState,
 } from "../../gen/aether/registry/v1/fleet_pb.js";
+import type { JudgedService } from "./fleet-aggregate.js";
 import type { AgentTotals, ClusterReport } from "./fleet-cluster-merge.js";
-import { exportTimeMs, type FleetVersion, sameVersion } from "./fleet-versions.js";
+import { exportTimeMs, sameVersion } from "./fleet-versions.js";
 
 /** Agent totals as the contract's `AgentCounts`. */
 export function agentCounts(agents: AgentTotals) {
@@ -39,13 +39,10 @@ export interface ClusterTally {
  * behind: it does not serve it yet, or some agents applied an older one
  * (stale clusters lag behind nothing: they are stale). One pass.
  */
-export function tallyClusters(
-  services: readonly FleetService[],
-  currentOf: (service: string) => FleetVersion | undefined,
-): Map<string, ClusterTally> {
+export function tallyClusters(services: readonly JudgedService[]): Map<string, ClusterTally> {
   const tallies = new Map<string, ClusterTally>();
   for (const service of services) {
-    const current = currentOf(service.service);
+    const current = service.current;
     const currentMs = current === undefined ? undefined : exportTimeMs(current.version);
     for (const entry of service.clusters) {
       let tally = tallies.get(entry.cluster);
@@ -57,8 +54,7 @@ export function tallyClusters(
       const lags =
         !entry.stale &&
         currentMs !== undefined &&
-        (!sameVersion({ origin: entry.originCluster, version: entry.version }, current) ||
-          (entry.agents?.behind ?? 0) > 0);
+        (!sameVersion(entry.report.served, current) || entry.report.agents.behind > 0);
       if (lags && (tally.oldestBehindMs === undefined || currentMs < tally.oldestBehindMs)) {
         tally.oldestBehindMs = currentMs;
       }

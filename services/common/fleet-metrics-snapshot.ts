@@ -48,11 +48,9 @@ export function fleetMetrics(view: FleetView): FleetMetrics {
   const rejections = new Map<string, number>();
   let maxSkewSeconds = 0;
   for (const service of view.services) {
-    if (service.skew !== undefined) {
-      maxSkewSeconds = Math.max(maxSkewSeconds, durationMs(service.skew) / 1000);
-    }
+    maxSkewSeconds = Math.max(maxSkewSeconds, service.skewMs / 1000);
     for (const c of service.clusters) {
-      const n = c.importRejections.length + c.agentRejections.length;
+      const n = c.report.importRejections.length + c.report.agentRejections.length;
       if (n > 0) rejections.set(c.cluster, (rejections.get(c.cluster) ?? 0) + n);
     }
   }

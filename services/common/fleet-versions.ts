@@ -23,16 +23,35 @@ export function sameVersion(a: FleetVersion | undefined, b: FleetVersion | undef
   return a.origin === b.origin && a.version === b.version;
 }
 
+/** How many parsed versions {@link versionNanos} remembers before it starts over. */
+const PARSED_LIMIT = 50_000;
+const parsed = new Map<string, bigint | undefined>();
+
+/**
+ * {@link parseVersion}, remembered: the fleet view compares the same few
+ * versions of a service across every cluster and replica, and parsing is
+ * most of its cost. At most {@link PARSED_LIMIT} are kept (then forgotten
+ * at once), so memory stays bounded whatever the versions.
+ */
+export function versionNanos(version: string): bigint | undefined {
+  if (parsed.has(version)) return parsed.get(version);
+  if (parsed.size >= PARSED_LIMIT) parsed.clear();
+  const nanos = parseVersion(version);
+  parsed.set(version, nanos);
+  return nanos;
+}
+
 /** A version's export time in milliseconds since the epoch; undefined when it does not parse. */
 export function exportTimeMs(version: string): number | undefined {
-  const nanos = parseVersion(version);
+  const nanos = versionNanos(version);
   return nanos === undefined ? undefined : Number(nanos / 1_000_000n);
 }
 
 /** Orders versions newest first (by instant; unparseable ones last, then by text and origin). */
 export function newestFirst(a: FleetVersion, b: FleetVersion): number {
-  const x = parseVersion(a.version);
-  const y = parseVersion(b.version);
+  if (a.version === b.version) return a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0;
+  const x = versionNanos(a.version);
+  const y = versionNanos(b.version);
   if (x !== y) {
     if (x === undefined) return 1;
     if (y === undefined) return -1;
@@ -70,10 +89,10 @@ export function versionsBehind(
   history: readonly FleetVersion[],
 ): number {
   if (current === undefined || sameVersion(served, current)) return 0;
-  const servedNanos = served === undefined ? undefined : parseVersion(served.version);
+  const servedNanos = served === undefined ? undefined : versionNanos(served.version);
   const newer = history.filter((v) => {
     if (servedNanos === undefined) return true;
-    const nanos = parseVersion(v.version);
+    const nanos = versionNanos(v.version);
     return nanos !== undefined && nanos > servedNanos;
   }).length;
   return Math.min(VERSION_HISTORY_LIMIT, newer);

@@ -38,7 +38,7 @@ function versions(spec: Record<string, number[]>): Map<string, ServiceVersions> 
   );
 }
 
-function view(
+function rawView(
   replicas: ReplicaFields[],
   current: Record<string, number[]>,
   query: Partial<FleetQuery> = {},
@@ -49,6 +49,15 @@ function view(
     versions: versions(current),
   };
   return computeFleetView(inputs, { ...ALL_OF_THE_FLEET, ...query });
+}
+
+/** The response of {@link rawView}'s view, every service included. */
+function view(
+  replicas: ReplicaFields[],
+  current: Record<string, number[]>,
+  query: Partial<FleetQuery> = {},
+) {
+  return fleetResponse(rawView(replicas, current, query), 1000, NOW, true);
 }
 
 const fresh = NOW - 1000;
@@ -242,6 +251,7 @@ describe("computeFleetView: replicas of one cluster", () => {
         {
           cluster: "west",
           publishedMs: NOW - 60_000,
+          agents: [3, 0, 0, 0],
           services: { "shop/cart": served(5, [3, 0, 0]) },
         },
       ],
@@ -255,6 +265,8 @@ describe("computeFleetView: replicas of one cluster", () => {
     });
     expect(services[0]?.clusters[0]?.agents?.inSync).toBe(3);
     expect(clusters[0]?.servicesInSync).toBe(0);
+    // The cluster's totals count fresh replicas only: a stale cluster has no agents to count.
+    expect(clusters[0]?.agents?.inSync).toBe(0);
   });
 });
 
@@ -423,7 +435,7 @@ describe("computeFleetView: filters, order, limit", () => {
   });
 
   it("counts the matching services before the limit", () => {
-    const response = fleetResponse(view(fleet, current), 2, NOW, true);
+    const response = fleetResponse(rawView(fleet, current), 2, NOW, true);
     expect(response.services.map((s) => s.service)).toEqual(["e/stale", "f/west-only"]);
     expect(response.matchingServices).toBe(6);
     expect(response.clusters.map((c) => c.cluster)).toEqual(["east", "west"]);
@@ -431,7 +443,7 @@ describe("computeFleetView: filters, order, limit", () => {
   });
 
   it("gives the metrics per cluster and the largest skew", () => {
-    const metrics = fleetMetrics(view(fleet, current));
+    const metrics = fleetMetrics(rawView(fleet, current));
     expect(metrics.maxSkewSeconds).toBe(180);
     expect(metrics.clusters).toEqual([
       {
