@@ -1,7 +1,8 @@
 /**
- * `aetherctl fleet` over a real socket: a Connect server that answers
- * GetFleetStatus from the fleet view's shell (fake feed, real in-memory
- * cache) receives the filters, and aetherctl prints the table or proto JSON.
+ * `aetherctl fleet` over a real socket: the registrar's ConfigService
+ * handlers, given the fleet view's shell (fake feed, real in-memory cache)
+ * as their `fleetStatus` option, receive the filters, and aetherctl prints
+ * the table or proto JSON.
  */
 import { createServer, type Server } from "node:http";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -11,6 +12,7 @@ import type { GetFleetStatusRequest } from "../../gen/aether/registry/v1/fleet_p
 import { createImportPolicy } from "../../services/common/import-policy.js";
 import { createConfigCache } from "../../services/registrar/cache/config-cache.js";
 import { createFleetView } from "../../services/registrar/fleet/fleet-view.js";
+import { createConfigService } from "../../services/registrar/service/config-service.js";
 import { createMemoryStore } from "../../services/registrar/store/memory-store.js";
 import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 import { replica } from "../support/fleet-replicas.js";
@@ -44,14 +46,18 @@ beforeAll(async () => {
     clock: () => NOW,
   });
   cleanups.push(() => view.stop());
+  const service = createConfigService({
+    origin: "hub",
+    store,
+    cache,
+    policy: createImportPolicy(),
+    fleetStatus(request) {
+      requests.push(request);
+      return view.fleetStatus(request);
+    },
+  });
   const handler = connectNodeAdapter({
-    routes: (router) =>
-      router.service(ConfigService, {
-        getFleetStatus(request) {
-          requests.push(request);
-          return view.fleetStatus(request);
-        },
-      }),
+    routes: (router) => router.service(ConfigService, service),
   });
   server = createServer(handler);
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
