@@ -142,6 +142,31 @@ describe("fleet view", () => {
     expect(view.fleetStatus(request()).services[0]?.state).toBe(FleetState.IN_SYNC);
   });
 
+  it("summarises the asked services for the fleet condition, none before the feed is synced", async () => {
+    const { view, set, put } = await setup();
+    for (const n of [1, 2]) await put("shop/cart", n);
+    await put("shop/other", 1);
+    const asked = new Set(["shop/cart", "shop/none"]);
+    expect(view.summaries(asked).size).toBe(0);
+    set([east(versionAt(1))]);
+    expect([...view.summaries(asked)]).toEqual([
+      [
+        "shop/cart",
+        {
+          version: versionAt(2),
+          clusters: [{ cluster: "east", state: "behind", version: versionAt(1), reasons: [] }],
+        },
+      ],
+    ]);
+    let changes = 0;
+    const unsubscribe = view.onChange(() => changes++);
+    set([east(versionAt(2))]);
+    unsubscribe();
+    set([east(versionAt(2))]);
+    expect(changes).toBe(1);
+    expect(view.summaries(asked).get("shop/cart")?.clusters[0]?.state).toBe("in_sync");
+  });
+
   it("drops a service's history when its projection is deleted", async () => {
     const { view, set, put, remove } = await setup();
     await put("shop/cart", 1);

@@ -188,7 +188,7 @@ describe("status writer: the fleet condition", () => {
     };
     const listeners = new Set<() => void>();
     const fleet = {
-      current: () => new Map([["shop/cart", summary]]),
+      summaries: () => new Map([["shop/cart", summary]]),
       onChange: (listener: () => void) => {
         listeners.add(listener);
         return () => listeners.delete(listener);

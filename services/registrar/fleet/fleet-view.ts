@@ -18,8 +18,11 @@ import type {
   GetFleetStatusResponse,
 } from "../../../gen/aether/registry/v1/fleet_pb.js";
 import { computeFleetView, fleetResponse } from "../../common/fleet-aggregate.js";
+import type { FleetSummary } from "../../common/fleet-condition.js";
+import { serviceMessage } from "../../common/fleet-messages.js";
 import { type FleetMetrics, fleetMetrics } from "../../common/fleet-metrics-snapshot.js";
 import { ALL_OF_THE_FLEET, checkFleetRequest } from "../../common/fleet-request.js";
+import { fleetSummaryOf } from "../../common/fleet-summary.js";
 import { invalid } from "../service/request-checks.js";
 import type { StatusFeed } from "./fleet-inputs.js";
 import { registerFleetMetrics } from "./fleet-metrics.js";
@@ -48,6 +51,14 @@ export interface FleetStatusView {
   fleetStatus(request: GetFleetStatusRequest): GetFleetStatusResponse;
   /** The fleet metrics' numbers (reused for `metricsCacheMs`); undefined while the feed is not synced. */
   metrics(): FleetMetrics | undefined;
+  /**
+   * The fleet's summary of each of `services` some cluster reports or this
+   * registrar has a current version of (the status writer's fleet condition);
+   * empty while the feed is not synced (the condition then waits: Pending).
+   */
+  summaries(services: ReadonlySet<string>): ReadonlyMap<string, FleetSummary>;
+  /** Calls `listener` after every change of the feed; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void;
   /** Stops following the cache and the feed; idempotent. */
   stop(): void;
 }
@@ -93,6 +104,15 @@ export function createFleetView(options: FleetViewOptions): FleetStatusView {
       }
       return kept.metrics;
     },
+    summaries(services) {
+      if (!feed.synced || services.size === 0) return new Map();
+      const nowMs = clock();
+      const fleet = computeFleetView(inputs(nowMs), { ...ALL_OF_THE_FLEET, services });
+      return new Map(
+        fleet.services.map((s) => [s.service, fleetSummaryOf(serviceMessage(s, nowMs))]),
+      );
+    },
+    onChange: (listener) => feed.onChange(listener),
     stop() {
       unfollow();
       tracker.stop();
