@@ -105,6 +105,12 @@ export interface RegistrarConfig extends RegistrarLimits {
   /** How far ahead of this registrar's clock an imported version may be, in milliseconds. */
   readonly maxVersionSkewMs: number;
   /**
+   * `--agent-report-interval`: how often agents report what they applied at
+   * the latest (the interval `ReportAppliedConfig` answers), in milliseconds;
+   * an agent silent for three intervals is forgotten.
+   */
+  readonly agentReportIntervalMs: number;
+  /**
    * `--list-read-concurrency`: how many store reads list requests may have
    * running at once (the others wait in line or are refused).
    */
@@ -203,6 +209,9 @@ Flags:
   --max-version-skew DURATION
                             reject projections whose version is further ahead of this
                             registrar's clock (version_out_of_range; default 5m)
+  --agent-report-interval DURATION
+                            agents report what they applied at least this often; one
+                            silent for three intervals is forgotten (default 30s, 1s to 1h)
   --list-read-concurrency N most store reads list calls may run at once (default ${DEFAULT_READ_LIMITS.concurrency});
                             list pages come from the synced cache, so only later pages
                             whose window is gone, and lists while unsynced, read the store
@@ -254,6 +263,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         "page-token-key-file": { type: "string" },
         "page-token-ttl": { type: "string", default: "5m" },
         "max-version-skew": { type: "string", default: "5m" },
+        "agent-report-interval": { type: "string", default: "30s" },
         "mass-delete-threshold": { type: "string", default: "50%" },
         "mass-delete-min": { type: "string", default: "3" },
         "etcd-ca-file": { type: "string" },
@@ -344,6 +354,14 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     values["max-version-skew"] as string,
   );
   if (maxVersionSkewMs < 1_000) throw new UsageError("--max-version-skew must be at least 1s");
+  const agentReportIntervalMs = parseDurationFlag(
+    "agent-report-interval",
+    values["agent-report-interval"] as string,
+    1_000,
+  );
+  if (agentReportIntervalMs > 3_600_000) {
+    throw new UsageError("--agent-report-interval must be at most 1h");
+  }
   const listReadConcurrency = parseCountFlag("list-read-concurrency", values, 1);
   const listReadQueue = parseCountFlag("list-read-queue", values, 0);
   const limits = parseLimitFlags(values);
@@ -369,6 +387,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     pageTokenKeyFile,
     pageTokenTtlMs,
     maxVersionSkewMs,
+    agentReportIntervalMs,
     listReadConcurrency,
     listReadQueue,
     massDelete: parseMassDeleteFlags(

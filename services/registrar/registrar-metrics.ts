@@ -7,6 +7,7 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { IMPORT_REJECTION_REASONS, type ImportRejectionReason } from "../common/import-policy.js";
 import type { ConfigCache } from "./cache/config-cache.js";
 import { createExportMetrics, type ExportMetrics } from "./export/export-metrics.js";
+import { REPORT_RESULTS, type ReportResult } from "./fleet/agent-table.js";
 import type { ConfigStore } from "./store/config-store.js";
 
 /** What became of a store read a list request asked for (see `service/store-reads.ts`). */
@@ -38,6 +39,8 @@ export interface RegistrarMetrics {
   countListRead(outcome: ListReadOutcome): void;
   /** Counts `count` applied deletes of `origin`'s imported projections. */
   countDeletes(origin: string, count: number): void;
+  /** Counts an agent's `ReportAppliedConfig` by what became of it (see `fleet/agent-table.ts`). */
+  countAgentReport(result: ReportResult): void;
   /** The export controller's metrics (registered even when it does not export). */
   readonly exportMetrics: ExportMetrics;
 }
@@ -50,6 +53,8 @@ export interface RegistrarMetricsOptions {
   readonly cache: ConfigCache;
   /** Whether to include Node's process metrics (default true). */
   readonly processMetrics?: boolean;
+  /** How many agents report to this replica (`fleet/agent-reports.ts`); default none. */
+  readonly reportingAgents?: () => number;
 }
 
 /** Creates the registrar's metrics in a fresh registry. */
@@ -171,6 +176,7 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
   for (const outcome of LIST_READ_OUTCOMES) listReads.inc({ outcome }, 0);
 
   const deletes = registerLossMetrics(registry, cache);
+  const agentReports = registerAgentReportMetrics(registry, options.reportingAgents);
   const exportMetrics = createExportMetrics(registry);
 
   return {
@@ -193,6 +199,9 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     },
     countDeletes(origin, count) {
       deletes.inc({ origin }, count);
+    },
+    countAgentReport(result) {
+      agentReports.inc({ result });
     },
   };
 }
@@ -221,4 +230,31 @@ function registerLossMetrics(registry: Registry, cache: ConfigCache): Counter<"o
     },
   });
   return deletes;
+}
+
+/**
+ * Registers the metrics of the agents' reports: each report by what became
+ * of it (a counter, every result from the start) and the agents tracked (a
+ * gauge, read when scraped).
+ */
+function registerAgentReportMetrics(
+  registry: Registry,
+  reportingAgents: (() => number) | undefined,
+): Counter<"result"> {
+  const reports = new Counter({
+    name: "aether_config_agent_reports_total",
+    help: "ReportAppliedConfig calls from agents, by result: accepted (a change), unchanged, stale_sequence (a late retry, ignored), invalid, over_limit (too many agents tracked).",
+    labelNames: ["result"],
+    registers: [registry],
+  });
+  for (const result of REPORT_RESULTS) reports.inc({ result }, 0);
+  new Gauge({
+    name: "aether_config_reporting_agents",
+    help: "Agents that reported to this replica within three report intervals.",
+    registers: [registry],
+    collect() {
+      this.set(reportingAgents?.() ?? 0);
+    },
+  });
+  return reports;
 }

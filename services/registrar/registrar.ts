@@ -35,6 +35,8 @@ import {
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
 import { createStatusWriter, type StatusSink } from "./export/status-writer.js";
+import { createAgentReports } from "./fleet/agent-reports.js";
+import type { AgentReportsView } from "./fleet/fleet-inputs.js";
 import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
 import { createRegistrarSigning } from "./registrar-signing.js";
@@ -88,6 +90,8 @@ export interface Registrar {
   readonly address: ListenAddress | undefined;
   /** The admin port's bound address once started (with `--admin-listen`). */
   readonly adminAddress: ListenAddress | undefined;
+  /** The agents reporting what they applied (`ReportAppliedConfig`), judged on demand. */
+  readonly agentReports: AgentReportsView;
   /**
    * Starts following the store and serving. Resolves once listening; the
    * store may still be unreachable then (`/readyz` says so until it syncs).
@@ -294,10 +298,16 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       onDeletes: (origin, count) => metrics?.countDeletes(origin, count),
     },
   });
+  const agentReports = createAgentReports({
+    intervalMs: config.agentReportIntervalMs,
+    logger: logger.child({ part: "agent-reports" }),
+    countReport: (result) => metrics?.countAgentReport(result),
+  });
   metrics = createRegistrarMetrics({
     store,
     cache,
     processMetrics: options.processMetrics ?? true,
+    reportingAgents: () => agentReports.size,
   });
   signing.registerMetrics(metrics.registry);
   const exporter = createConfiguredExporter(config, store, {
@@ -340,6 +350,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         refusals,
         pageTokens,
         exporter,
+        reportApplied: agentReports.handle,
         drainSignal,
         readiness,
         logger: logger.child({ part: "config-service" }),
@@ -359,6 +370,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     cache,
     metrics,
     exporter,
+    agentReports: agentReports.view,
     get address() {
       return server.address;
     },
@@ -368,6 +380,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     async start() {
       signing.start();
       cache.start();
+      agentReports.start();
       access.start();
       let address: ListenAddress;
       let adminAddress: ListenAddress | undefined;
@@ -402,6 +415,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       stopping ??= (async () => {
         // Give up the export leadership first, so another replica takes over at once.
         await exporter?.stop();
+        agentReports.stop();
         await server.close({ graceMs: config.drainTimeoutMs });
         // Probes see `draining` on the admin port until the API port is closed.
         await admin?.server.close();
@@ -417,7 +431,8 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
 }
 
 /** What {@link registerRoutes} wires together. */
-interface RouteParts extends Pick<ConfigServiceOptions, "store" | "cache" | "policy" | "metrics"> {
+interface RouteParts
+  extends Pick<ConfigServiceOptions, "store" | "cache" | "policy" | "metrics" | "reportApplied"> {
   readonly config: RegistrarConfig;
   readonly refusals: Refusals;
   readonly pageTokens: PageTokens;
@@ -458,6 +473,7 @@ function registerRoutes(router: ConnectRouter, parts: RouteParts): void {
       pageTokens: parts.pageTokens,
       readLimits: { concurrency: config.listReadConcurrency, queue: config.listReadQueue },
       readWaitMs: config.storeTimeoutMs,
+      reportApplied: parts.reportApplied,
       ...(exporter === undefined ? {} : { exportStatus: () => toExportStatusMessage(exporter) }),
     }),
   );
