@@ -168,7 +168,10 @@ export function createAgentTable(options: AgentTableOptions): AgentTable {
     for (const service of record.services.keys()) {
       let set = byService.get(service);
       if (add) {
-        if (set === undefined) byService.set(service, (set = new Set()));
+        if (set === undefined) {
+          set = new Set();
+          byService.set(service, set);
+        }
         set.add(record);
       } else if (set !== undefined) {
         set.delete(record);
