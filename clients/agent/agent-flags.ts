@@ -4,7 +4,13 @@
  * message names the flag and says what is expected, the way the registrar's
  * flags are.
  */
+import { hostname } from "node:os";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import {
+  type AgentIdSources,
+  checkAgentId,
+  defaultAgentId,
+} from "../../services/common/agent-id.js";
 import type { MassDeleteThreshold } from "../../services/common/import-loss.js";
 import { checkClusterName, checkServiceName } from "../../services/common/service-name.js";
 import {
@@ -92,6 +98,8 @@ export interface AgentConfig {
   readonly originKeysFile: string | undefined;
   /** `--require-signatures`: refuse unsigned projections and unknown keys (needs `originKeysFile`). */
   readonly requireSignatures: boolean;
+  /** `--agent-id`: the agent's name in its registrar's table of reporting agents. */
+  readonly agentId: string;
 }
 
 /** The `--help` text. */
@@ -145,6 +153,11 @@ Flags:
                             list (unknown_key) or whose signature does not hold (bad_signature);
                             needs --origin-keys. Without it, signatures present are verified and
                             unsigned projections pass
+  --agent-id NAME           this agent's name when it reports what it applied and refused
+                            (ReportAppliedConfig) to the registrar: 1 to 253 characters of
+                            [A-Za-z0-9._-] (default $NODE_NAME, else the host name). Reports
+                            go over the same connection, when what it applied changes and at
+                            least every interval the registrar names (default 30s)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
 ${CLIENT_TLS_USAGE}
                             (the files are re-read as they rotate; new connections use them)
@@ -179,6 +192,7 @@ const FLAG_OPTIONS: NonNullable<ParseArgsConfig["options"]> = {
   "log-level": { type: "string", default: "info" },
   "origin-keys": { type: "string" },
   "require-signatures": { type: "boolean", default: false },
+  "agent-id": { type: "string" },
   help: { type: "boolean", short: "h" },
   ...CLIENT_TLS_OPTIONS,
 };
@@ -241,11 +255,29 @@ function parseDependencyFlags(values: readonly string[]): string[] {
 }
 
 /**
+ * Parses `--agent-id`, or takes the default from `sources` (the node name,
+ * else the host name); either must be a valid agent name.
+ */
+function parseAgentId(value: string | undefined, sources: AgentIdSources): string {
+  const agentId = value ?? defaultAgentId(sources);
+  const problem = checkAgentId(agentId);
+  if (problem === undefined) return agentId;
+  if (value !== undefined) throw new UsageError(`--agent-id: ${problem}`);
+  throw new UsageError(
+    `the default agent id (from NODE_NAME or the host name): ${problem}; give --agent-id NAME`,
+  );
+}
+
+/**
  * Parses the agent's arguments (without `node` and the script). Returns
  * `"help"` when help was asked for; throws {@link UsageError} for anything
- * missing or malformed.
+ * missing or malformed. `sources` give the default `--agent-id` (by default
+ * the environment's `NODE_NAME` and the host name).
  */
-export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
+export function parseAgentFlags(
+  argv: readonly string[],
+  sources: AgentIdSources = { nodeName: process.env.NODE_NAME, hostname: hostname() },
+): AgentConfig | "help" {
   let values: Record<string, unknown>;
   try {
     ({ values } = parseArgs({ args: [...argv], strict: true, options: FLAG_OPTIONS }));
@@ -290,7 +322,9 @@ export function parseAgentFlags(argv: readonly string[]): AgentConfig | "help" {
   const emptyToUndefined = (value: unknown) =>
     value === undefined || value === "" ? undefined : (value as string);
   const signatures = parseSignatureFlags(values);
+  const agentId = parseAgentId(values["agent-id"] as string | undefined, sources);
   return {
+    agentId,
     registrar: registrar.replace(/\/+$/, ""),
     cluster,
     controlCluster: controlCluster === "" ? undefined : controlCluster,

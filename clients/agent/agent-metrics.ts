@@ -17,6 +17,7 @@ import {
   type AgentRejectionReason,
 } from "./follower/received-projection.js";
 import { CACHE_ERROR_REASONS, type CacheErrorReason } from "./last-known-cache.js";
+import type { StatusReportResult } from "./report/status-reporter.js";
 import { countByReason, unresolvedRefs } from "./unresolved-refs.js";
 
 /** The follower's current way of getting config. */
@@ -95,6 +96,8 @@ export interface AgentMetrics {
    * before (`ok`), or refused and the old ones kept (once per refused content).
    */
   countOriginKeysReload(result: "ok" | "refused"): void;
+  /** Counts a status report to the registrar (`ReportAppliedConfig`), by result. */
+  countStatusReport(result: StatusReportResult): void;
 }
 
 /** Options of {@link createAgentMetrics}. */
@@ -331,8 +334,16 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     ["ok", "refused"],
   );
 
+  const statusReports = labelled(
+    "aether_config_agent_status_reports_total",
+    "Reports of what the agent applied and refused sent to the registrar (ReportAppliedConfig), by result: ok, error (retried with backoff), unimplemented (an older registrar; asked again every 10 minutes).",
+    "result",
+    ["ok", "error", "unimplemented"],
+  );
+
   return {
     registry,
+    countStatusReport: (result) => statusReports.inc({ result }),
     countOriginKeysReload: (result) => keysReloads.inc({ result }),
     countTrustFailure: (reason) => trustFailures.inc({ reason }),
     countImportError: (operation) => importErrors.inc({ operation }),

@@ -66,9 +66,16 @@ import {
   type HeldCandidate,
   type LossReport,
 } from "./follower/config-follower.js";
+import type { ReceivedRejection } from "./follower/received-projection.js";
 import { createLastKnownCache } from "./last-known-cache.js";
 import { createLocalRoutes, type LocalRoutes } from "./local-routes.js";
 import { createRegistrarConnection, type RegistrarConnection } from "./registrar-connection.js";
+import {
+  type AgentReporter,
+  type AgentReportState,
+  createAgentReporter,
+} from "./report/agent-reporter.js";
+import type { ReporterClient } from "./report/status-reporter.js";
 import { createTablePublisher, type TablePublisher } from "./table-publisher.js";
 import { createUnresolvedRefLog } from "./unresolved-refs.js";
 
@@ -144,6 +151,14 @@ export interface AgentOptions {
   readonly originKeysFile?: string | undefined;
   /** `--require-signatures`: refuse unsigned projections and unknown keys (needs `originKeysFile`). */
   readonly requireSignatures?: boolean;
+  /**
+   * The agent's name when it reports what it applied to the registrar
+   * (`ReportAppliedConfig`, see `report/`); default the node name
+   * (`NODE_NAME`), else the host name. An invalid name makes `createAgent` throw.
+   */
+  readonly agentId?: string | undefined;
+  /** The reports' incarnation (tests); default a random UUID per agent. */
+  readonly incarnation?: string | undefined;
 }
 
 /** A running agent. */
@@ -221,6 +236,8 @@ function createParts(
     policy: ImportPolicy;
     keepaliveTimeoutMs: number;
     tls: AgentTls;
+    /** A cached projection dropped on load. */
+    refused: (rejection: ReceivedRejection) => void;
   },
 ): AgentParts {
   const { metrics, logger } = context;
@@ -246,7 +263,7 @@ function createParts(
           }),
           policy: context.policy,
           logger,
-          onDropped: (rejection) => metrics.countRejection(rejection.reason),
+          onDropped: context.refused,
         });
   return {
     connection,
@@ -304,6 +321,7 @@ function createFollower(
     logger: Logger;
     connection: RegistrarConnection | undefined;
     onUpdate(update: FollowerUpdate): void;
+    refused(rejection: ReceivedRejection): void;
   },
 ): ConfigFollower {
   const { metrics, logger, keepaliveTimeoutMs } = wiring;
@@ -329,7 +347,7 @@ function createFollower(
     observer: {
       onUpdate: wiring.onUpdate,
       onLoss: (report) => countLoss(report, metrics),
-      onRejection: (rejection) => metrics.countRejection(rejection.reason),
+      onRejection: wiring.refused,
       onStreamEvent: (type) => metrics.countStreamEvent(type),
       onReconnect: () => metrics.countReconnect(),
       onModeChange: (mode) => logger.info({ mode }, "follow mode changed"),
@@ -458,11 +476,35 @@ function endpoint(
 }
 
 /**
+ * The status reporter (see `report/`) over the registrar's client, or
+ * undefined when that client cannot report (one given in the options
+ * without `reportAppliedConfig`). Throws a TypeError for an invalid `agentId`.
+ */
+function createReporter(
+  options: AgentOptions,
+  client: FollowerClient,
+  state: AgentReportState,
+  context: { metrics: AgentMetrics; logger: Logger; now: () => number },
+): AgentReporter | undefined {
+  const reporterClient = client as FollowerClient & Partial<ReporterClient>;
+  if (typeof reporterClient.reportAppliedConfig !== "function") return undefined;
+  return createAgentReporter({
+    client: reporterClient as ReporterClient,
+    agentId: options.agentId,
+    incarnation: options.incarnation,
+    state,
+    now: context.now,
+    onResult: (result) => context.metrics.countStatusReport(result),
+    logger: context.logger.child({ part: "status-report" }),
+  });
+}
+
+/**
  * Creates an agent; nothing runs until `start()`. It holds what the parts
  * share (the dependency set, the imported winners, the cached local routes)
  * and wires them; see the module comment.
  *
- * Why it is long: it is only that wiring, flat (about 180 lines): the
+ * Why it is long: it is only that wiring, flat (about 195 lines): the
  * closures share the agent's state, and splitting them further would pass
  * that state around instead.
  */
@@ -517,7 +559,14 @@ export function createAgent(options: AgentOptions): Agent {
     logger,
     dropConnection: (reason) => parts.connection?.drop(reason),
   });
-  const parts = createParts(options, { metrics, logger, policy, keepaliveTimeoutMs, tls });
+  /** A refused projection: counted, and reported to the registrar. */
+  const refused = (rejection: ReceivedRejection) => {
+    metrics.countRejection(rejection.reason);
+    reporter?.refused(rejection);
+  };
+  const parts = createParts(options, {
+    ...{ metrics, logger, policy, keepaliveTimeoutMs, tls, refused },
+  });
   const { connection, cache, out, depsFile, localRoutes } = parts;
   const localProjections = (): ReadonlyMap<string, ServiceConfigProjection> =>
     localRoutes?.synced === true ? localRoutes.projections : cachedLocal;
@@ -543,6 +592,19 @@ export function createAgent(options: AgentOptions): Agent {
     closed: () => stopping !== undefined,
   });
   publisher.onUpdate(createUnresolvedRefLog(logger));
+  const reporter = createReporter(
+    options,
+    parts.client,
+    {
+      followed: () => followedRecords(deps.services),
+      imported: () => imported,
+      table: () => publisher.table,
+      ready: () => publisher.ready,
+      revision: () => follower?.state?.revision ?? 0n,
+    },
+    { metrics, logger, now },
+  );
+  publisher.onUpdate(() => reporter?.changed());
 
   /** Persists the accepted state (the store skips what it saved last). */
   const saveCache = () => {
@@ -557,12 +619,14 @@ export function createAgent(options: AgentOptions): Agent {
     observePropagationLag(update, metrics, now);
     saveCache();
     publisher.publish();
+    reporter?.changed();
   };
 
   const onDependenciesChanged = () => {
     if (!deps.refresh()) return;
     follower?.setServices(followedRecords(deps.services));
     publisher.publish();
+    reporter?.changed();
   };
 
   /** The start order: cache, dependencies, follower, local routes, then the HTTP endpoint. */
@@ -594,6 +658,7 @@ export function createAgent(options: AgentOptions): Agent {
       metrics,
       logger,
       onUpdate: onFollowerUpdate,
+      refused,
     });
     follower = created;
     if (restored !== undefined && signatures.check !== undefined) {
@@ -610,6 +675,7 @@ export function createAgent(options: AgentOptions): Agent {
       void localRoutes.start().then(() => publisher.publish());
     }
     created.start();
+    reporter?.start();
     const holdMs = options.massDeleteHoldMs ?? DEFAULT_MASS_DELETE_HOLD_MS;
     const degraded = () => describeHeldCandidates(follower?.held, holdMs);
     const served = await serveHttp(options.listen, options.routesListen, {
@@ -658,6 +724,7 @@ export function createAgent(options: AgentOptions): Agent {
       // next; then the pending writes are flushed and the iterators end.
       stopping ??= (async () => {
         await follower?.stop();
+        await reporter?.stop();
         depsFile?.stop();
         signatures.close();
         await localRoutes?.stop();

@@ -262,7 +262,14 @@ function createConfiguredAdmin(
   return { at: config.adminListen, server: createAdminServer(options) };
 }
 
-/** Creates a registrar; nothing runs until `start()`. */
+/**
+ * Creates a registrar; nothing runs until `start()`.
+ *
+ * Why it is long: it is only the wiring of the parts (store, signing,
+ * policy, cache, metrics, exporter, agent reports, server, admin) and their
+ * start and stop order, flat; the closures share those parts, and splitting
+ * them further would pass them around instead.
+ */
 export function createRegistrar(options: RegistrarOptions): Registrar {
   const { config } = options;
   const logger = options.logger ?? createSilentLogger();

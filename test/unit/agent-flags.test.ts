@@ -6,7 +6,7 @@ const base = ["--registrar", "http://127.0.0.1:8080", "--cluster", "spoke", "--d
 
 describe("agent flags", () => {
   it("applies defaults", () => {
-    expect(parseAgentFlags(base)).toEqual({
+    expect(parseAgentFlags(base, { nodeName: "node-a", hostname: "host-a" })).toEqual({
       registrar: "http://127.0.0.1:8080",
       cluster: "spoke",
       controlCluster: undefined,
@@ -28,6 +28,7 @@ describe("agent flags", () => {
       logLevel: "info",
       originKeysFile: undefined,
       requireSignatures: false,
+      agentId: "node-a",
     });
   });
 
@@ -57,6 +58,7 @@ describe("agent flags", () => {
         "--log-level=debug",
         "--origin-keys=/etc/aether/origin-keys.yaml",
         "--require-signatures",
+        "--agent-id=node-7.example",
       ]),
     ).toEqual({
       registrar: "http://registrar.aether:8080",
@@ -80,6 +82,7 @@ describe("agent flags", () => {
       logLevel: "debug",
       originKeysFile: "/etc/aether/origin-keys.yaml",
       requireSignatures: true,
+      agentId: "node-7.example",
     });
   });
 

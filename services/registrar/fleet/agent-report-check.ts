@@ -4,6 +4,7 @@
  * naming the first field that is wrong, never partly. Pure, no I/O.
  */
 import type { ReportAppliedConfigRequest } from "../../../gen/aether/registry/v1/fleet_pb.js";
+import { checkAgentId } from "../../common/agent-id.js";
 import { parseVersion } from "../../common/projection-version.js";
 import { checkClusterName, checkRecordName } from "../../common/service-name.js";
 import { cutUtf8 } from "../../common/utf8-cut.js";
@@ -17,7 +18,6 @@ export const MAX_INCARNATION_LENGTH = 128;
 /** The longest rejection reason accepted, in characters. */
 export const MAX_REASON_LENGTH = 64;
 
-const AGENT_ID = /^[A-Za-z0-9._-]{1,253}$/;
 const REASON = /^[A-Za-z0-9._-]+$/;
 
 /** A refused projection, as the table keeps it. */
@@ -116,11 +116,8 @@ function checkService(
 
 /** Checks a report; see the module comment. */
 export function checkReport(request: ReportAppliedConfigRequest): ReportCheck {
-  if (!AGENT_ID.test(request.agentId)) {
-    return {
-      problem: `agent_id: ${JSON.stringify(request.agentId.slice(0, 253))} is not 1 to 253 characters of [A-Za-z0-9._-]`,
-    };
-  }
+  const idProblem = checkAgentId(request.agentId);
+  if (idProblem !== undefined) return { problem: `agent_id: ${idProblem}` };
   if (request.incarnation === "" || request.incarnation.length > MAX_INCARNATION_LENGTH) {
     return { problem: `incarnation: must be 1 to ${MAX_INCARNATION_LENGTH} characters` };
   }
