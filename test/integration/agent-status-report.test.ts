@@ -6,13 +6,16 @@
  * mesh record); after a hub edit it follows, and a projection signed with a
  * key it does not know shows it rejecting, with the reason; a restarted
  * registrar has it back within an interval or so; an agent that stops is
- * forgotten after three intervals, not before. Over mutual TLS, the table
+ * forgotten after three intervals, not before. The registrar answers the
+ * interval it is given, and a bad report INVALID_ARGUMENT naming the field
+ * (both counted). Over mutual TLS, the table
  * keys agents by the caller's verified SPIFFE ID: two workloads reporting
  * the same agent_id are two agents.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Agent, type AgentOptions, createAgent } from "../../clients/agent/agent.js";
 import type { ServedVersion } from "../../services/registrar/fleet/fleet-inputs.js";
@@ -26,6 +29,7 @@ import {
 import { projectionKey } from "../../services/registrar/store/store-key.js";
 import type { SigningKey } from "../../services/signing/signing-key.js";
 import { readSample } from "../support/agent-process.js";
+import { startTestRegistrar } from "../support/in-process-registrar.js";
 import { registrarTlsFlags } from "../support/mtls-clients.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 import { newSigningKey, originKeysText, signedValue } from "../support/signing-keys.js";
@@ -176,6 +180,41 @@ describe("agents report what they applied", () => {
     expect(Date.now() - stopped).toBeGreaterThanOrEqual(1_900);
     expect([...registrar.agentReports.reportedServices()]).toEqual([]);
   }, 60_000);
+
+  it("answers the report interval, and INVALID_ARGUMENT naming the field of a bad report, counted", async () => {
+    const registrar = await startTestRegistrar([
+      "--cluster",
+      "hub",
+      "--agent-report-interval",
+      "2s",
+    ]);
+    try {
+      const report = {
+        agentId: "node-9",
+        incarnation: "i",
+        sequence: 1n,
+        ready: true,
+        services: [],
+      };
+      const answer = await registrar.client.reportAppliedConfig(report);
+      expect(answer.reportInterval).toMatchObject({ seconds: 2n, nanos: 0 });
+      const refused = await registrar.client
+        .reportAppliedConfig({ ...report, services: [{ service: "shop/a", version: "soon" }] })
+        .then(
+          () => undefined,
+          (error: unknown) => ConnectError.from(error),
+        );
+      expect(refused?.code).toBe(Code.InvalidArgument);
+      expect(refused?.rawMessage).toMatch(
+        /^services\[0\]\.version: "soon" is not an RFC 3339 timestamp/,
+      );
+      const metrics = await registrar.registrar.metrics.registry.metrics();
+      expect(readSample(metrics, 'aether_config_agent_reports_total{result="accepted"}')).toBe(1);
+      expect(readSample(metrics, 'aether_config_agent_reports_total{result="invalid"}')).toBe(1);
+    } finally {
+      await registrar.stop();
+    }
+  });
 
   it("over mutual TLS, keyed by the caller's verified SPIFFE ID", async () => {
     const pki = await createSpiffePki(join(dir, "pki"));
