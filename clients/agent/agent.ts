@@ -564,9 +564,8 @@ export function createAgent(options: AgentOptions): Agent {
     metrics.countRejection(rejection.reason);
     reporter?.refused(rejection);
   };
-  const parts = createParts(options, {
-    ...{ metrics, logger, policy, keepaliveTimeoutMs, tls, refused },
-  });
+  const context = { metrics, logger, policy, keepaliveTimeoutMs, tls, refused };
+  const parts = createParts(options, context);
   const { connection, cache, out, depsFile, localRoutes } = parts;
   const localProjections = (): ReadonlyMap<string, ServiceConfigProjection> =>
     localRoutes?.synced === true ? localRoutes.projections : cachedLocal;
