@@ -19,6 +19,12 @@ import { readOriginKeysFile } from "../signing/origin-keys-source.js";
 import { parseSigningKey } from "../signing/signing-key.js";
 import { readWatchedFile } from "../signing/watched-file.js";
 import {
+  FLEET_FLAG_OPTIONS,
+  FLEET_FLAGS_USAGE,
+  type FleetFlags,
+  parseFleetFlags,
+} from "./fleet-flags.js";
+import {
   LIMIT_FLAG_OPTIONS,
   LIMIT_FLAGS_USAGE,
   parseLimitFlags,
@@ -38,7 +44,7 @@ import {
  * The registrar's validated configuration; the limits of its network front
  * and watch streams come from `limit-flags.ts`.
  */
-export interface RegistrarConfig extends RegistrarLimits {
+export interface RegistrarConfig extends RegistrarLimits, FleetFlags {
   /** This registrar's cluster: the origin it owns in the store. */
   readonly cluster: string;
   /** The address to listen on. */
@@ -90,7 +96,10 @@ export interface RegistrarConfig extends RegistrarLimits {
   readonly seedFile: string | undefined;
   /** Where the export controller reads Gateway API objects from; undefined: no export. */
   readonly exportSource: ExportSourceConfig | undefined;
-  /** The kubeconfig of the `kubernetes` export source; undefined: in-cluster or the default. */
+  /**
+   * The kubeconfig of the `kubernetes` export source and local source;
+   * undefined: in-cluster or the default.
+   */
   readonly kubeconfig: string | undefined;
   /** The lease TTL of the export leader election (etcd store), in milliseconds. */
   readonly electionTtlMs: number;
@@ -197,7 +206,7 @@ Flags:
                             another cluster. With kubernetes, the export leader also writes
                             the status of the routes and policies it projects (controller
                             mesh.aether.dev/registrar)
-  --kubeconfig PATH         kubeconfig of --export-source kubernetes (default: in-cluster
+  --kubeconfig PATH         kubeconfig of --export-source and --local-source kubernetes (default: in-cluster
                             config, else $KUBECONFIG or ~/.kube/config)
   --election-ttl DURATION   lease TTL of the export leader election with --store etcd: a
                             dead leader's replica takes over within it (default 10s)
@@ -240,7 +249,8 @@ Flags:
   -h, --help                print this help
 
 ${TLS_FLAGS_USAGE}
-${LIMIT_FLAGS_USAGE}`;
+${LIMIT_FLAGS_USAGE}
+${FLEET_FLAGS_USAGE}`;
 
 /**
  * Parses the registrar's arguments (without `node` and the script). Returns
@@ -291,6 +301,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
         help: { type: "boolean", short: "h" },
         ...TLS_FLAG_OPTIONS,
         ...LIMIT_FLAG_OPTIONS,
+        ...FLEET_FLAG_OPTIONS,
       },
     }));
   } catch (error) {
@@ -327,8 +338,15 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   if (keepaliveMs < 100) throw new UsageError("--keepalive must be at least 100ms");
   const exportSource = parseExportSource(values["export-source"] as string | undefined);
   const kubeconfig = values.kubeconfig as string | undefined;
-  if (kubeconfig !== undefined && exportSource?.kind !== "kubernetes") {
-    throw new UsageError("--kubeconfig is only used with --export-source kubernetes");
+  const fleet = parseFleetFlags(values);
+  if (
+    kubeconfig !== undefined &&
+    exportSource?.kind !== "kubernetes" &&
+    fleet.localSource?.kind !== "kubernetes"
+  ) {
+    throw new UsageError(
+      "--kubeconfig is only used with --export-source kubernetes or --local-source kubernetes",
+    );
   }
   if (exportSource !== undefined && values.seed !== undefined) {
     throw new UsageError(
@@ -396,6 +414,7 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
     ),
     ...limits,
     ...signing,
+    ...fleet,
   };
 }
 

@@ -1,8 +1,9 @@
 import { generateKeyPairSync } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { replicaNameFromHost } from "../../services/common/status-layout.js";
 import { UsageError } from "../../services/process/usage-error.js";
 import {
   parseRegistrarFlags,
@@ -531,5 +532,60 @@ describe("registrar signing flags", () => {
     expect(() => parseRegistrarFlags(argv)).toThrow(UsageError);
     expect(() => parseRegistrarFlags(argv)).toThrow(message);
     expect(() => parseRegistrarFlags(argv)).not.toThrow(/MC4CAQAw|MCowBQYD/);
+  });
+});
+
+describe("registrar fleet-status flags", () => {
+  it("defaults: the host's replica name, 1s interval, 15s heartbeat, no local source", () => {
+    const config = parseRegistrarFlags(["--cluster", "hub"]);
+    if (config === "help") throw new Error("help");
+    expect(config.replicaId).toBe(replicaNameFromHost(hostname()));
+    expect(config).toMatchObject({
+      statusIntervalMs: 1_000,
+      statusHeartbeatMs: 15_000,
+      localSource: undefined,
+    });
+  });
+  it("parses the replica, the intervals and both local sources", () => {
+    expect(
+      parseRegistrarFlags([
+        "--cluster=west",
+        "--replica-id=west-0.pod",
+        "--status-interval=250ms",
+        "--status-heartbeat=5s",
+        "--local-source=dir:/etc/local",
+      ]),
+    ).toMatchObject({
+      replicaId: "west-0.pod",
+      statusIntervalMs: 250,
+      statusHeartbeatMs: 5_000,
+      localSource: { kind: "dir", path: "/etc/local" },
+    });
+    expect(
+      parseRegistrarFlags(["--cluster=west", "--local-source=kubernetes", "--kubeconfig=/k"]),
+    ).toMatchObject({ localSource: { kind: "kubernetes" }, kubeconfig: "/k" });
+  });
+  it.each([
+    [["--replica-id", "West_0"], /--replica-id: replica name "West_0" must be/],
+    [["--replica-id", ""], /--replica-id: replica name "" must be/],
+    [["--status-interval", "10ms"], /--status-interval must be at least 100ms/],
+    [["--status-heartbeat", "500ms"], /--status-heartbeat must be at least 1s/],
+    [["--status-interval", "5s", "--status-heartbeat", "2s"], /at least --status-interval/],
+    [["--local-source", "dir:"], /--local-source "dir:" must be dir:PATH or kubernetes/],
+    [["--local-source", "etcd"], /must be dir:PATH or kubernetes/],
+    [["--local-source", "dir:/d", "--kubeconfig", "/k"], /--kubeconfig is only used with/],
+  ])("refuses %j", (argv, message) => {
+    expect(() => parseRegistrarFlags(["--cluster", "hub", ...argv])).toThrow(UsageError);
+    expect(() => parseRegistrarFlags(["--cluster", "hub", ...argv])).toThrow(message);
+  });
+  it("documents them in --help", () => {
+    for (const flag of [
+      "--replica-id",
+      "--status-interval",
+      "--status-heartbeat",
+      "--local-source",
+    ]) {
+      expect(REGISTRAR_USAGE).toContain(flag);
+    }
   });
 });

@@ -1,0 +1,300 @@
+/**
+ * The import-status publisher: this replica's header and one
+ * `ServiceImportStatus` per service under
+ * `<prefix>/clusters/<own>/status/<replica>/` (status-layout.ts). The
+ * decisions are `services/common/import-status-plan.ts`'; this shell reads
+ * the inputs (the cache's winners and refusals, the agents' reports, the
+ * local digests), writes what changed in batches, at most once per
+ * `intervalMs` (changes coalesced), the header at least every
+ * `heartbeatMs`, and deletes the own cluster's dead replicas. It first
+ * reads its own old values, so a restart rewrites only what changed. A
+ * failed write is counted and retried; nothing here affects serving.
+ */
+import { toBinary } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { Counter, Gauge, type Registry } from "prom-client";
+import {
+  type ImportStatusReplica,
+  ImportStatusReplicaSchema,
+  ServiceImportStatusSchema,
+} from "../../../gen/aether/registry/v1/fleet_pb.js";
+import {
+  batches,
+  desiredServiceStatuses,
+  encodeStatuses,
+  headerDue,
+  type ImportRefusal,
+  planStatusWrites,
+  replicaHeader,
+  type ServedProjection,
+  staleReplicas,
+} from "../../common/import-status-plan.js";
+import { replicaHeaderKey, serviceStatusKey } from "../../common/status-layout.js";
+import { createSilentLogger, type Logger } from "../../runtime/logger.js";
+import type { ConfigCache } from "../cache/config-cache.js";
+import { MAX_WRITE_BATCH } from "../store/config-store.js";
+import type { StatusStore, StatusWrite } from "../store/status-store.js";
+import type { AgentReportsView, StatusFeed } from "./fleet-inputs.js";
+
+/** The cluster's local config, as the publisher reads it (`local-digests.ts`). */
+export interface LocalDigests {
+  /** The digest of each service's local projection content, by service. */
+  digests(): ReadonlyMap<string, string>;
+  /** Calls `listener` after every change; returns the remover. */
+  onChange(listener: () => void): () => void;
+}
+
+/** Options of {@link createStatusPublisher}. */
+export interface StatusPublisherOptions {
+  readonly store: Pick<StatusStore, "list" | "write" | "prefix" | "cluster">;
+  /** This replica's name (`--replica-id`). */
+  readonly replica: string;
+  readonly cache: Pick<ConfigCache, "state" | "revision" | "snapshot" | "rejections" | "subscribe">;
+  readonly agents: AgentReportsView;
+  /** The local source's digests; undefined without `--local-source`. */
+  readonly local?: LocalDigests;
+  /** The feed, for the own cluster's other replicas (garbage collection). */
+  readonly feed: StatusFeed;
+  /** The control cluster; empty in federated mode. */
+  readonly controlCluster: string;
+  /** At most one flush per this many milliseconds (`--status-interval`). */
+  readonly intervalMs: number;
+  /** The header is rewritten at least this often (`--status-heartbeat`). */
+  readonly heartbeatMs: number;
+  /** Where the publisher's metrics are registered. */
+  readonly registry: Registry;
+  /** The clock; default `Date.now`. */
+  readonly now?: () => number;
+  readonly logger?: Logger;
+}
+
+/** A running publisher. */
+export interface StatusPublisher {
+  /** Starts: reads its own old values, then publishes and follows its inputs. */
+  start(): void;
+  /** Stops; a write in flight may still land. */
+  stop(): Promise<void>;
+  /** Resolves after the next flush that wrote everything it planned (tests). */
+  whenFlushed(): Promise<void>;
+}
+
+/** Creates a publisher; nothing runs until `start()`. */
+export function createStatusPublisher(options: StatusPublisherOptions): StatusPublisher {
+  const { store, replica, cache, agents, local, feed, intervalMs, heartbeatMs } = options;
+  const { prefix, cluster } = store;
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? createSilentLogger();
+  const writes = new Counter({
+    name: "aether_config_import_status_writes_total",
+    help: "Import status write batches (header and service values), by result (ok, error).",
+    labelNames: ["result"] as const,
+    registers: [options.registry],
+  });
+  writes.inc({ result: "ok" }, 0);
+  writes.inc({ result: "error" }, 0);
+  let written: Map<string, Uint8Array> | undefined;
+  let lastHeader: { header: ImportStatusReplica; atMs: number } | undefined;
+  new Gauge({
+    name: "aether_config_import_status_services",
+    help: "ServiceImportStatus values this replica publishes.",
+    registers: [options.registry],
+    collect() {
+      this.set(written?.size ?? 0);
+    },
+  });
+
+  let running = false;
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> | undefined;
+  let dirty = true;
+  let lastFlushAtMs = Number.NEGATIVE_INFINITY;
+  let subscription: { unsubscribe(): void } | undefined;
+  const removers: (() => void)[] = [];
+  let waiters: (() => void)[] = [];
+
+  /** Plans the next flush: soon after a change (rate-limited), else at the heartbeat. */
+  const schedule = (): void => {
+    if (!running || flushing !== undefined) return;
+    clearTimeout(timer);
+    // Until the cache can be followed, every interval looks again.
+    const pending = dirty || subscription === undefined;
+    const due = pending ? lastFlushAtMs + intervalMs : (lastHeader?.atMs ?? 0) + heartbeatMs;
+    timer = setTimeout(() => void flush(), Math.max(0, due - now()));
+  };
+  const changed = (): void => {
+    dirty = true;
+    schedule();
+  };
+
+  const follow = (): void => {
+    if (subscription !== undefined || cache.state !== "synced") return;
+    try {
+      subscription = cache.subscribe({
+        view: "all",
+        resumeRevision: 0,
+        onEvents: changed,
+        onClose: () => {
+          subscription = undefined;
+          changed();
+        },
+      });
+    } catch {
+      // Not synced after all: the next flush tries again.
+    }
+  };
+
+  const readOwn = async (): Promise<Map<string, Uint8Array>> => {
+    const own = new Map<string, Uint8Array>();
+    for (const entry of (await store.list(cluster)).entries) {
+      if (entry.replica !== replica) continue;
+      if (entry.kind === "service") {
+        own.set(entry.service, toBinary(ServiceImportStatusSchema, entry.status));
+      } else if (entry.header.publishedTime !== undefined) {
+        lastHeader = { header: entry.header, atMs: timestampMs(entry.header.publishedTime) };
+      }
+    }
+    return own;
+  };
+
+  const served = (): Map<string, ServedProjection> | undefined => {
+    if (cache.state !== "synced") return undefined;
+    const map = new Map<string, ServedProjection>();
+    for (const entry of cache.snapshot(undefined, "effective").entries) {
+      map.set(entry.service, { origin: entry.origin, version: entry.projection.version });
+    }
+    return map;
+  };
+
+  const write = async (changes: StatusWrite[]): Promise<void> => {
+    for (const batch of batches(changes, MAX_WRITE_BATCH)) {
+      try {
+        await store.write(batch);
+        writes.inc({ result: "ok" });
+      } catch (error) {
+        writes.inc({ result: "error" });
+        throw error;
+      }
+    }
+  };
+
+  const publish = async (): Promise<void> => {
+    written ??= await readOwn();
+    follow();
+    const servedNow = served();
+    const lookup = (service: string) => servedNow?.get(service);
+    if (servedNow !== undefined) {
+      const refusals: ImportRefusal[] = cache.rejections().map((r) => ({
+        service: r.candidate.service,
+        origin: r.candidate.origin,
+        version: r.candidate.projection.version,
+        reason: r.reason,
+        message: r.message,
+      }));
+      const desired = encodeStatuses(
+        desiredServiceStatuses({
+          served: servedNow,
+          refusals,
+          agents,
+          localDigests: local?.digests() ?? new Map(),
+        }),
+      );
+      const plan = planStatusWrites(desired, written);
+      const changes: StatusWrite[] = [
+        ...plan.puts.map(([service, value]) => ({
+          type: "put" as const,
+          key: serviceStatusKey(prefix, cluster, replica, service),
+          value,
+        })),
+        ...plan.deletes.map((service) => ({
+          type: "delete" as const,
+          key: serviceStatusKey(prefix, cluster, replica, service),
+        })),
+      ];
+      await write(changes);
+      written = desired;
+    }
+    const at = now();
+    const header = replicaHeader(
+      {
+        cluster,
+        replica,
+        heartbeatMs,
+        synced: cache.state === "synced",
+        revision: cache.revision,
+        controlCluster: options.controlCluster,
+        localSource: local !== undefined,
+        services: written.size,
+        agents: agents.totals(lookup),
+      },
+      at,
+    );
+    if (headerDue(lastHeader, header, at, heartbeatMs)) {
+      const value = toBinary(ImportStatusReplicaSchema, header);
+      await write([{ type: "put", key: replicaHeaderKey(prefix, cluster, replica), value }]);
+      lastHeader = { header, atMs: at };
+      await collectStale(at);
+    }
+  };
+
+  /** Deletes the own cluster's replicas that stopped publishing long ago. */
+  const collectStale = async (at: number): Promise<void> => {
+    if (!feed.synced) return;
+    const mine = [...feed.replicas()].filter((r) => r.cluster === cluster);
+    const ages = mine.map((r) => ({
+      replica: r.replica,
+      publishedMs:
+        r.header?.publishedTime === undefined ? undefined : timestampMs(r.header.publishedTime),
+      seenAtMs: r.seenAtMs,
+    }));
+    for (const dead of staleReplicas(ages, replica, at, heartbeatMs)) {
+      const held = mine.find((r) => r.replica === dead);
+      const keys = [
+        replicaHeaderKey(prefix, cluster, dead),
+        ...[...(held?.services.keys() ?? [])].map((s) =>
+          serviceStatusKey(prefix, cluster, dead, s),
+        ),
+      ];
+      await write(keys.map((key) => ({ type: "delete" as const, key })));
+      logger.info({ replica: dead, keys: keys.length }, "deleted the status of a dead replica");
+    }
+  };
+
+  const flush = async (): Promise<void> => {
+    if (!running || flushing !== undefined) return;
+    dirty = false;
+    lastFlushAtMs = now();
+    flushing = publish().then(
+      () => {
+        const done = waiters;
+        waiters = [];
+        for (const resolve of done) resolve();
+      },
+      (error: unknown) => {
+        dirty = true;
+        logger.warn({ err: error }, "cannot publish the import status; retrying");
+      },
+    );
+    await flushing;
+    flushing = undefined;
+    schedule();
+  };
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      removers.push(agents.onChange(changed));
+      if (local !== undefined) removers.push(local.onChange(changed));
+      schedule();
+    },
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      for (const remove of removers.splice(0)) remove();
+      subscription?.unsubscribe();
+      subscription = undefined;
+      await flushing;
+    },
+    whenFlushed: () => new Promise((resolve) => waiters.push(resolve)),
+  };
+}
