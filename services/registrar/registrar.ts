@@ -36,7 +36,9 @@ import { createExportController, type ExportController } from "./export/export-c
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
 import { createStatusWriter, type StatusSink } from "./export/status-writer.js";
 import { createAgentReports } from "./fleet/agent-reports.js";
-import type { AgentReportsView } from "./fleet/fleet-inputs.js";
+import { EMPTY_STATUS_FEED } from "./fleet/empty-inputs.js";
+import type { AgentReportsView, StatusFeed } from "./fleet/fleet-inputs.js";
+import { createFleetPublishing } from "./fleet/fleet-publishing.js";
 import { type RegistrarConfig, readPageTokenKey } from "./registrar-flags.js";
 import { createRegistrarMetrics, type RegistrarMetrics } from "./registrar-metrics.js";
 import { createRegistrarSigning } from "./registrar-signing.js";
@@ -86,6 +88,11 @@ export interface Registrar {
   readonly metrics: RegistrarMetrics;
   /** Its export controller, or undefined when it does not export (no export source). */
   readonly exporter: ExportController | undefined;
+  /**
+   * Every cluster's published import status (`fleet/status-feed.ts`); one
+   * that never syncs when the store has no status store beside it.
+   */
+  readonly statusFeed: StatusFeed;
   /** The bound address once started. */
   readonly address: ListenAddress | undefined;
   /** The admin port's bound address once started (with `--admin-listen`). */
@@ -317,6 +324,17 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     reportingAgents: () => agentReports.size,
   });
   signing.registerMetrics(metrics.registry);
+  // This replica's import status, published; every cluster's, followed.
+  // Agents' reports are not tracked yet: the publisher reads none.
+  const fleet = createFleetPublishing({
+    config,
+    store,
+    cache,
+    agents: agentReports.view,
+    security,
+    registry: metrics.registry,
+    logger,
+  });
   const exporter = createConfiguredExporter(config, store, {
     signingKey: signing.signingKey,
     logger,
@@ -378,6 +396,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     metrics,
     exporter,
     agentReports: agentReports.view,
+    statusFeed: fleet?.feed ?? EMPTY_STATUS_FEED,
     get address() {
       return server.address;
     },
@@ -389,6 +408,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
       cache.start();
       agentReports.start();
       access.start();
+      fleet?.start();
       let address: ListenAddress;
       let adminAddress: ListenAddress | undefined;
       try {
@@ -426,6 +446,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         await server.close({ graceMs: config.drainTimeoutMs });
         // Probes see `draining` on the admin port until the API port is closed.
         await admin?.server.close();
+        await fleet?.stop();
         await cache.stop();
         signing.close();
         await access.stop();

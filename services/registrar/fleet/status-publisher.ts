@@ -177,42 +177,46 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
     }
   };
 
+  /** The service values' writes: what changed since `written`, or none while the cache is not synced. */
+  const serviceWrites = (
+    servedNow: Map<string, ServedProjection> | undefined,
+    before: Map<string, Uint8Array>,
+  ): { desired: Map<string, Uint8Array>; changes: StatusWrite[] } => {
+    if (servedNow === undefined) return { desired: before, changes: [] };
+    const refusals: ImportRefusal[] = cache.rejections().map((r) => ({
+      service: r.candidate.service,
+      origin: r.candidate.origin,
+      version: r.candidate.projection.version,
+      reason: r.reason,
+      message: r.message,
+    }));
+    const desired = encodeStatuses(
+      desiredServiceStatuses({
+        served: servedNow,
+        refusals,
+        agents,
+        localDigests: local?.digests() ?? new Map(),
+      }),
+    );
+    const plan = planStatusWrites(desired, before);
+    const key = (service: string) => serviceStatusKey(prefix, cluster, replica, service);
+    const changes: StatusWrite[] = [
+      ...plan.puts.map(([service, value]) => ({ type: "put" as const, key: key(service), value })),
+      ...plan.deletes.map((service) => ({ type: "delete" as const, key: key(service) })),
+    ];
+    return { desired, changes };
+  };
+
+  /**
+   * One round: the changed service values and, with them or when due, the
+   * header (in the last batch, so a reader sees the header agree with the
+   * values it counts).
+   */
   const publish = async (): Promise<void> => {
     written ??= await readOwn();
     follow();
     const servedNow = served();
-    const lookup = (service: string) => servedNow?.get(service);
-    if (servedNow !== undefined) {
-      const refusals: ImportRefusal[] = cache.rejections().map((r) => ({
-        service: r.candidate.service,
-        origin: r.candidate.origin,
-        version: r.candidate.projection.version,
-        reason: r.reason,
-        message: r.message,
-      }));
-      const desired = encodeStatuses(
-        desiredServiceStatuses({
-          served: servedNow,
-          refusals,
-          agents,
-          localDigests: local?.digests() ?? new Map(),
-        }),
-      );
-      const plan = planStatusWrites(desired, written);
-      const changes: StatusWrite[] = [
-        ...plan.puts.map(([service, value]) => ({
-          type: "put" as const,
-          key: serviceStatusKey(prefix, cluster, replica, service),
-          value,
-        })),
-        ...plan.deletes.map((service) => ({
-          type: "delete" as const,
-          key: serviceStatusKey(prefix, cluster, replica, service),
-        })),
-      ];
-      await write(changes);
-      written = desired;
-    }
+    const { desired, changes } = serviceWrites(servedNow, written);
     const at = now();
     const header = replicaHeader(
       {
@@ -223,14 +227,19 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
         revision: cache.revision,
         controlCluster: options.controlCluster,
         localSource: local !== undefined,
-        services: written.size,
-        agents: agents.totals(lookup),
+        services: desired.size,
+        agents: agents.totals((service) => servedNow?.get(service)),
       },
       at,
     );
-    if (headerDue(lastHeader, header, at, heartbeatMs)) {
+    const withHeader = changes.length > 0 || headerDue(lastHeader, header, at, heartbeatMs);
+    if (withHeader) {
       const value = toBinary(ImportStatusReplicaSchema, header);
-      await write([{ type: "put", key: replicaHeaderKey(prefix, cluster, replica), value }]);
+      changes.push({ type: "put", key: replicaHeaderKey(prefix, cluster, replica), value });
+    }
+    await write(changes);
+    written = desired;
+    if (withHeader) {
       lastHeader = { header, atMs: at };
       await collectStale(at);
     }
