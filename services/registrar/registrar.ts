@@ -273,9 +273,9 @@ function createConfiguredAdmin(
  * Creates a registrar; nothing runs until `start()`.
  *
  * Why it is long: it is only the wiring of the parts (store, signing,
- * policy, cache, metrics, exporter, agent reports, server, admin) and their
- * start and stop order, flat; the closures share those parts, and splitting
- * them further would pass them around instead.
+ * policy, cache, metrics, exporter, agent reports, fleet status, server,
+ * admin) and their start and stop order, flat; the closures share those
+ * parts, and splitting them further would pass them around instead.
  */
 export function createRegistrar(options: RegistrarOptions): Registrar {
   const { config } = options;
@@ -324,8 +324,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     reportingAgents: () => agentReports.size,
   });
   signing.registerMetrics(metrics.registry);
-  // This replica's import status, published; every cluster's, followed.
-  // Agents' reports are not tracked yet: the publisher reads none.
+  // Publishes this replica's import status, follows every cluster's; no agents' reports yet.
   const fleet = createFleetPublishing({
     config,
     store,

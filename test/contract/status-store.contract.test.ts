@@ -164,7 +164,11 @@ function describeStatusStoreContract(target: StatusTarget): void {
       // The watch skipped the same bad value: counted once.
       expect(east.counters.invalidValues).toBe(1);
       await world.putRaw(replicaHeaderKey(prefix, "forged", "r1"), GARBAGE);
-      await waitFor(() => east.counters.invalidValues === 2, 10_000, "the second bad value counted");
+      await waitFor(
+        () => east.counters.invalidValues === 2,
+        10_000,
+        "the second bad value counted",
+      );
       await watch.cancel();
     });
 

@@ -50,7 +50,10 @@ describe("export flags", () => {
     [["--export-source", "dir:"], /--export-source "dir:" must be dir:PATH .* or kubernetes/],
     [["--export-source", "/etc/routes"], /must be dir:PATH/],
     [["--export-source", "k8s"], /must be dir:PATH/],
-    [["--kubeconfig", "/k"], /--kubeconfig is only used with --export-source kubernetes or --local-source kubernetes/],
+    [
+      ["--kubeconfig", "/k"],
+      /--kubeconfig is only used with --export-source kubernetes or --local-source kubernetes/,
+    ],
     [["--export-source", "dir:/d", "--kubeconfig", "/k"], /--kubeconfig is only used/],
     [["--export-source", "dir:/d", "--seed", "f.json"], /--seed and --export-source/],
     [["--election-ttl", "500ms"], /--election-ttl must be at least 1s/],

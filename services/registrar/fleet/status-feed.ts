@@ -11,7 +11,7 @@ import type {
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type { StoreWatch } from "../store/config-store.js";
 import type { StatusEntry, StatusEvent, StatusStore } from "../store/status-store.js";
-import type { PublishedReplica, StatusFeed } from "./fleet-inputs.js";
+import type { StatusFeed } from "./fleet-inputs.js";
 
 /** Options of {@link createStatusFeed}. */
 export interface StatusFeedOptions {

@@ -11,30 +11,24 @@
  * failed write is counted and retried; nothing here affects serving.
  */
 import { toBinary } from "@bufbuild/protobuf";
-import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Counter, Gauge, type Registry } from "prom-client";
 import {
   type ImportStatusReplica,
   ImportStatusReplicaSchema,
-  ServiceImportStatusSchema,
 } from "../../../gen/aether/registry/v1/fleet_pb.js";
-import {
-  batches,
-  desiredServiceStatuses,
-  encodeStatuses,
-  headerDue,
-  type ImportRefusal,
-  planStatusWrites,
-  replicaHeader,
-  type ServedProjection,
-  staleReplicas,
-} from "../../common/import-status-plan.js";
-import { replicaHeaderKey, serviceStatusKey } from "../../common/status-layout.js";
+import { batches, headerDue, replicaHeader } from "../../common/import-status-plan.js";
+import { replicaHeaderKey } from "../../common/status-layout.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
 import type { ConfigCache } from "../cache/config-cache.js";
 import { MAX_WRITE_BATCH } from "../store/config-store.js";
 import type { StatusStore, StatusWrite } from "../store/status-store.js";
 import type { AgentReportsView, StatusFeed } from "./fleet-inputs.js";
+import {
+  deadReplicaKeys,
+  readOwnValues,
+  servedProjections,
+  serviceWrites,
+} from "./status-publisher-reads.js";
 
 /** The cluster's local config, as the publisher reads it (`local-digests.ts`). */
 export interface LocalDigests {
@@ -82,26 +76,12 @@ export interface StatusPublisher {
 export function createStatusPublisher(options: StatusPublisherOptions): StatusPublisher {
   const { store, replica, cache, agents, local, feed, intervalMs, heartbeatMs } = options;
   const { prefix, cluster } = store;
+  const place = { prefix, cluster, replica };
   const now = options.now ?? Date.now;
   const logger = options.logger ?? createSilentLogger();
-  const writes = new Counter({
-    name: "aether_config_import_status_writes_total",
-    help: "Import status write batches (header and service values), by result (ok, error).",
-    labelNames: ["result"] as const,
-    registers: [options.registry],
-  });
-  writes.inc({ result: "ok" }, 0);
-  writes.inc({ result: "error" }, 0);
   let written: Map<string, Uint8Array> | undefined;
   let lastHeader: { header: ImportStatusReplica; atMs: number } | undefined;
-  new Gauge({
-    name: "aether_config_import_status_services",
-    help: "ServiceImportStatus values this replica publishes.",
-    registers: [options.registry],
-    collect() {
-      this.set(written?.size ?? 0);
-    },
-  });
+  const writes = publisherMetrics(options.registry, () => written?.size ?? 0);
 
   let running = false;
   let timer: NodeJS.Timeout | undefined;
@@ -143,28 +123,6 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
     }
   };
 
-  const readOwn = async (): Promise<Map<string, Uint8Array>> => {
-    const own = new Map<string, Uint8Array>();
-    for (const entry of (await store.list(cluster)).entries) {
-      if (entry.replica !== replica) continue;
-      if (entry.kind === "service") {
-        own.set(entry.service, toBinary(ServiceImportStatusSchema, entry.status));
-      } else if (entry.header.publishedTime !== undefined) {
-        lastHeader = { header: entry.header, atMs: timestampMs(entry.header.publishedTime) };
-      }
-    }
-    return own;
-  };
-
-  const served = (): Map<string, ServedProjection> | undefined => {
-    if (cache.state !== "synced") return undefined;
-    const map = new Map<string, ServedProjection>();
-    for (const entry of cache.snapshot(undefined, "effective").entries) {
-      map.set(entry.service, { origin: entry.origin, version: entry.projection.version });
-    }
-    return map;
-  };
-
   const write = async (changes: StatusWrite[]): Promise<void> => {
     for (const batch of batches(changes, MAX_WRITE_BATCH)) {
       try {
@@ -177,46 +135,24 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
     }
   };
 
-  /** The service values' writes: what changed since `written`, or none while the cache is not synced. */
-  const serviceWrites = (
-    servedNow: Map<string, ServedProjection> | undefined,
-    before: Map<string, Uint8Array>,
-  ): { desired: Map<string, Uint8Array>; changes: StatusWrite[] } => {
-    if (servedNow === undefined) return { desired: before, changes: [] };
-    const refusals: ImportRefusal[] = cache.rejections().map((r) => ({
-      service: r.candidate.service,
-      origin: r.candidate.origin,
-      version: r.candidate.projection.version,
-      reason: r.reason,
-      message: r.message,
-    }));
-    const desired = encodeStatuses(
-      desiredServiceStatuses({
-        served: servedNow,
-        refusals,
-        agents,
-        localDigests: local?.digests() ?? new Map(),
-      }),
-    );
-    const plan = planStatusWrites(desired, before);
-    const key = (service: string) => serviceStatusKey(prefix, cluster, replica, service);
-    const changes: StatusWrite[] = [
-      ...plan.puts.map(([service, value]) => ({ type: "put" as const, key: key(service), value })),
-      ...plan.deletes.map((service) => ({ type: "delete" as const, key: key(service) })),
-    ];
-    return { desired, changes };
-  };
-
   /**
    * One round: the changed service values and, with them or when due, the
    * header (in the last batch, so a reader sees the header agree with the
    * values it counts).
    */
   const publish = async (): Promise<void> => {
-    written ??= await readOwn();
+    if (written === undefined) {
+      const own = await readOwnValues(store, place);
+      written = own.values;
+      lastHeader = own.header;
+    }
     follow();
-    const servedNow = served();
-    const { desired, changes } = serviceWrites(servedNow, written);
+    const servedNow = servedProjections(cache);
+    const { desired, changes } = serviceWrites(place, servedNow, written, {
+      cache,
+      agents,
+      localDigests: local?.digests() ?? new Map(),
+    });
     const at = now();
     const header = replicaHeader(
       {
@@ -247,24 +183,12 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
 
   /** Deletes the own cluster's replicas that stopped publishing long ago. */
   const collectStale = async (at: number): Promise<void> => {
-    if (!feed.synced) return;
-    const mine = [...feed.replicas()].filter((r) => r.cluster === cluster);
-    const ages = mine.map((r) => ({
-      replica: r.replica,
-      publishedMs:
-        r.header?.publishedTime === undefined ? undefined : timestampMs(r.header.publishedTime),
-      seenAtMs: r.seenAtMs,
-    }));
-    for (const dead of staleReplicas(ages, replica, at, heartbeatMs)) {
-      const held = mine.find((r) => r.replica === dead);
-      const keys = [
-        replicaHeaderKey(prefix, cluster, dead),
-        ...[...(held?.services.keys() ?? [])].map((s) =>
-          serviceStatusKey(prefix, cluster, dead, s),
-        ),
-      ];
-      await write(keys.map((key) => ({ type: "delete" as const, key })));
-      logger.info({ replica: dead, keys: keys.length }, "deleted the status of a dead replica");
+    for (const dead of deadReplicaKeys(feed, place, at, heartbeatMs)) {
+      await write(dead.keys.map((key) => ({ type: "delete" as const, key })));
+      logger.info(
+        { replica: dead.replica, keys: dead.keys.length },
+        "deleted a dead replica's status",
+      );
     }
   };
 
@@ -306,4 +230,25 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
     },
     whenFlushed: () => new Promise((resolve) => waiters.push(resolve)),
   };
+}
+
+/** Registers the publisher's metrics; returns the write counter. */
+function publisherMetrics(registry: Registry, services: () => number) {
+  const writes = new Counter({
+    name: "aether_config_import_status_writes_total",
+    help: "Import status write batches (header and service values), by result (ok, error).",
+    labelNames: ["result"] as const,
+    registers: [registry],
+  });
+  writes.inc({ result: "ok" }, 0);
+  writes.inc({ result: "error" }, 0);
+  new Gauge({
+    name: "aether_config_import_status_services",
+    help: "ServiceImportStatus values this replica publishes.",
+    registers: [registry],
+    collect() {
+      this.set(services());
+    },
+  });
+  return writes;
 }
