@@ -279,9 +279,13 @@ describe("per-origin etcd roles with auth on", () => {
     // The election key lies in the hub's own subtree.
     const keys = await etcdctl(etcd, pki, ["get", "--prefix", "--keys-only", `${PREFIX}/`], ROOT);
     expect(keys).toMatch(new RegExp(`^${PREFIX}/clusters/hub/election/export/[0-9a-f]+$`, "m"));
+    // Besides the hub's subtree, only east's published import status (its own subtree).
+    const lines = keys.split("\n").filter((k) => k !== "");
+    const eastStatus = `${PREFIX}/clusters/east/status/`;
     expect(
-      keys.split("\n").filter((k) => k !== "" && !k.startsWith(`${PREFIX}/clusters/hub/`)),
+      lines.filter((k) => !k.startsWith(`${PREFIX}/clusters/hub/`) && !k.startsWith(eastStatus)),
     ).toEqual([]);
+    expect(lines.some((k) => k.startsWith(eastStatus))).toBe(true);
     expect(hub.logs.some((l) => l.msg === "store access denied")).toBe(false);
     expect(await hub.stop()).toBe(0);
     expect(hub.logs.some((l) => l.msg === "resigned export leadership")).toBe(true);
