@@ -33,21 +33,29 @@ afterEach(async () => {
 });
 
 /** A synced cache serving `services` at their versions (origin hub), refusing nothing. */
-function fakeCache(served: Record<string, string>): StatusPublisherOptions["cache"] {
-  const entries = Object.entries(served).map(([service, version]) => ({
-    origin: "hub",
-    service,
-    projection: { service, version },
-    value: new Uint8Array(),
-    modRevision: 1,
-  }));
+function fakeCache(
+  served: Record<string, string>,
+): StatusPublisherOptions["cache"] & { serve(service: string, version: string): void } {
+  const entries = () =>
+    Object.entries(served).map(([service, version]) => ({
+      origin: "hub",
+      service,
+      projection: { service, version },
+      value: new Uint8Array(),
+      modRevision: 1,
+    }));
+  let revision = 7;
   return {
     state: "synced",
-    revision: 7,
-    snapshot: () => ({ entries, revision: 7 }),
+    get revision() {
+      return revision;
+    },
+    snapshot: () => ({ entries: entries(), revision }),
     rejections: () => [],
-    subscribe: () =>
-      ({ initial: { kind: "snapshot", entries: [], revision: 7 }, unsubscribe() {} }) as never,
+    serve(service, version) {
+      served[service] = version;
+      revision++;
+    },
   };
 }
 
@@ -129,6 +137,26 @@ describe("status publisher", () => {
     await again;
     expect(backend.revision).toBe(before);
     expect(await metric(second.registry, "aether_config_import_status_writes_total", "ok")).toBe(0);
+  });
+
+  it("publishes a change of what the cache serves (its revision moved)", async () => {
+    const store = createMemoryStatusStore({
+      backend: createMemoryBackend(),
+      cluster: "east",
+      prefix: PREFIX,
+    });
+    const cache = fakeCache({ "shop/web": "v1" });
+    const { publisher: p } = publisher(store, { cache });
+    const flushed = p.whenFlushed();
+    p.start();
+    await flushed;
+    cache.serve("shop/web", "v2");
+    await waitFor(
+      async () =>
+        (await store.list()).entries.some((e) => e.kind === "service" && e.status.version === "v2"),
+      5_000,
+      "shop/web at v2 published",
+    );
   });
 
   it("publishes what the agents report when they change", async () => {

@@ -43,7 +43,7 @@ export interface StatusPublisherOptions {
   readonly store: Pick<StatusStore, "list" | "write" | "prefix" | "cluster">;
   /** This replica's name (`--replica-id`). */
   readonly replica: string;
-  readonly cache: Pick<ConfigCache, "state" | "revision" | "snapshot" | "rejections" | "subscribe">;
+  readonly cache: Pick<ConfigCache, "state" | "revision" | "snapshot" | "rejections">;
   readonly agents: AgentReportsView;
   /** The local source's digests; undefined without `--local-source`. */
   readonly local?: LocalDigests;
@@ -87,40 +87,35 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> | undefined;
   let dirty = true;
-  let lastFlushAtMs = Number.NEGATIVE_INFINITY;
-  let subscription: { unsubscribe(): void } | undefined;
+  let lastTickAtMs = Number.NEGATIVE_INFINITY;
+  /** The cache's revision and state the last round read: a change makes the next tick publish. */
+  let seen = { revision: -1, state: "" };
   const removers: (() => void)[] = [];
   let waiters: (() => void)[] = [];
 
-  /** Plans the next flush: soon after a change (rate-limited), else at the heartbeat. */
+  /**
+   * Plans the next tick: one interval after the last (the cache is looked
+   * at every interval, a comparison of two fields, rather than followed
+   * as a subscriber), at the latest when the header is due.
+   */
   const schedule = (): void => {
     if (!running || flushing !== undefined) return;
     clearTimeout(timer);
-    // Until the cache can be followed, every interval looks again.
-    const pending = dirty || subscription === undefined;
-    const due = pending ? lastFlushAtMs + intervalMs : (lastHeader?.atMs ?? 0) + heartbeatMs;
-    timer = setTimeout(() => void flush(), Math.max(0, due - now()));
+    const due = Math.min(lastTickAtMs + intervalMs, (lastHeader?.atMs ?? 0) + heartbeatMs);
+    timer = setTimeout(() => void tick(), Math.max(0, due - now()));
   };
   const changed = (): void => {
     dirty = true;
     schedule();
   };
-
-  const follow = (): void => {
-    if (subscription !== undefined || cache.state !== "synced") return;
-    try {
-      subscription = cache.subscribe({
-        view: "all",
-        resumeRevision: 0,
-        onEvents: changed,
-        onClose: () => {
-          subscription = undefined;
-          changed();
-        },
-      });
-    } catch {
-      // Not synced after all: the next flush tries again.
-    }
+  /** Publishes when an input changed or the header is due; otherwise only plans the next tick. */
+  const tick = (): Promise<void> => {
+    const moved = cache.revision !== seen.revision || cache.state !== seen.state;
+    const heartbeat = now() >= (lastHeader?.atMs ?? 0) + heartbeatMs;
+    if (dirty || moved || heartbeat || written === undefined) return flush();
+    lastTickAtMs = now();
+    schedule();
+    return Promise.resolve();
   };
 
   const write = async (changes: StatusWrite[]): Promise<void> => {
@@ -146,7 +141,7 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
       written = own.values;
       lastHeader = own.header;
     }
-    follow();
+    seen = { revision: cache.revision, state: cache.state };
     const servedNow = servedProjections(cache);
     const { desired, changes } = serviceWrites(place, servedNow, written, {
       cache,
@@ -195,7 +190,7 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
   const flush = async (): Promise<void> => {
     if (!running || flushing !== undefined) return;
     dirty = false;
-    lastFlushAtMs = now();
+    lastTickAtMs = now();
     flushing = publish().then(
       () => {
         const done = waiters;
@@ -224,8 +219,6 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
       running = false;
       clearTimeout(timer);
       for (const remove of removers.splice(0)) remove();
-      subscription?.unsubscribe();
-      subscription = undefined;
       await flushing;
     },
     whenFlushed: () => new Promise((resolve) => waiters.push(resolve)),
