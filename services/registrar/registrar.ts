@@ -324,7 +324,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     reportingAgents: () => agentReports.size,
   });
   signing.registerMetrics(metrics.registry);
-  // Publishes this replica's import status, follows every cluster's; no agents' reports yet.
+  // Publishes this replica's import status (with its agents' reports); follows every cluster's.
   const fleet = createFleetPublishing({
     config,
     store,

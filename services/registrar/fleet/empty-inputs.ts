@@ -1,20 +1,8 @@
 /**
- * Empty fleet inputs: an {@link AgentReportsView} with no agents (what the
- * publisher reads until the registrar tracks its agents' reports) and a
- * {@link StatusFeed} that never syncs (a registrar whose store has no
- * status store, such as a test's stand-in).
+ * An empty {@link StatusFeed} that never syncs: the registrar's `statusFeed`
+ * when its store has no status store beside it (a test's stand-in).
  */
-import type { AgentReportsView, StatusFeed } from "./fleet-inputs.js";
-
-const NONE = { inSync: 0, behind: 0, rejecting: 0, notReady: 0 } as const;
-
-/** No agent reports anything; listeners are never called. */
-export const EMPTY_AGENT_REPORTS: AgentReportsView = {
-  reportedServices: () => [],
-  serviceAgents: () => ({ tally: NONE, rejections: [] }),
-  totals: () => NONE,
-  onChange: () => () => {},
-};
+import type { StatusFeed } from "./fleet-inputs.js";
 
 /** A feed that never syncs and holds nothing. */
 export const EMPTY_STATUS_FEED: StatusFeed = {
