@@ -84,3 +84,21 @@ function parseLocalSource(value: string | undefined): LocalSourceConfig | undefi
   if (value.startsWith("dir:") && value.length > 4) return { kind: "dir", path: value.slice(4) };
   throw new UsageError(`--local-source ${JSON.stringify(value)} must be dir:PATH or kubernetes`);
 }
+
+/**
+ * Checks `--kubeconfig`: only with `--export-source kubernetes` or
+ * `--local-source kubernetes` (a {@link UsageError} otherwise). Returns it.
+ */
+export function kubeconfigFlag(
+  values: Record<string, unknown>,
+  exportKind: string | undefined,
+  localKind: string | undefined,
+): string | undefined {
+  const kubeconfig = values.kubeconfig as string | undefined;
+  if (kubeconfig !== undefined && exportKind !== "kubernetes" && localKind !== "kubernetes") {
+    throw new UsageError(
+      "--kubeconfig is only used with --export-source kubernetes or --local-source kubernetes",
+    );
+  }
+  return kubeconfig;
+}

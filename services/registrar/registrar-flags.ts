@@ -22,6 +22,7 @@ import {
   FLEET_FLAG_OPTIONS,
   FLEET_FLAGS_USAGE,
   type FleetFlags,
+  kubeconfigFlag,
   parseFleetFlags,
 } from "./fleet-flags.js";
 import {
@@ -337,17 +338,8 @@ export function parseRegistrarFlags(argv: readonly string[]): RegistrarConfig | 
   const keepaliveMs = parseDurationFlag("keepalive", values.keepalive as string);
   if (keepaliveMs < 100) throw new UsageError("--keepalive must be at least 100ms");
   const exportSource = parseExportSource(values["export-source"] as string | undefined);
-  const kubeconfig = values.kubeconfig as string | undefined;
   const fleet = parseFleetFlags(values);
-  if (
-    kubeconfig !== undefined &&
-    exportSource?.kind !== "kubernetes" &&
-    fleet.localSource?.kind !== "kubernetes"
-  ) {
-    throw new UsageError(
-      "--kubeconfig is only used with --export-source kubernetes or --local-source kubernetes",
-    );
-  }
+  const kubeconfig = kubeconfigFlag(values, exportSource?.kind, fleet.localSource?.kind);
   if (exportSource !== undefined && values.seed !== undefined) {
     throw new UsageError(
       "--seed and --export-source both write this cluster's projections; use one of them",
