@@ -262,12 +262,15 @@ export interface ReplicaAge {
   readonly publishedMs: number | undefined;
   /** When the reader last saw its header change (or first saw it), reader's clock. */
   readonly seenAtMs: number;
+  /** Its header's own `heartbeat_interval` in milliseconds, when it says one. */
+  readonly heartbeatMs?: number;
 }
 
 /**
  * The other replicas of the own cluster to delete: those whose header's
  * `published_time` is older than {@link STALE_REPLICA_HEARTBEATS} of
- * `heartbeatMs` (replicas of one cluster share its clocks closely enough),
+ * the longer of `heartbeatMs` and its own heartbeat (replicas of one
+ * cluster share its clocks closely enough),
  * a header-less one when the reader has seen it that long; never `own`, in
  * name order.
  */
@@ -277,10 +280,10 @@ export function staleReplicas(
   nowMs: number,
   heartbeatMs: number,
 ): string[] {
-  const limit = STALE_REPLICA_HEARTBEATS * heartbeatMs;
   const stale: string[] = [];
   for (const r of replicas) {
     if (r.replica === own) continue;
+    const limit = STALE_REPLICA_HEARTBEATS * Math.max(heartbeatMs, r.heartbeatMs ?? 0);
     const since = r.publishedMs ?? r.seenAtMs;
     if (nowMs - since > limit) stale.push(r.replica);
   }

@@ -325,6 +325,11 @@ describe("stale replicas", () => {
       r: { replica: "c", publishedMs: undefined, seenAtMs: now },
       stale: [],
     },
+    {
+      name: "its own longer heartbeat keeps it longer",
+      r: { replica: "b", publishedMs: now - 200_000, seenAtMs: now, heartbeatMs: 60_000 },
+      stale: [],
+    },
   ])("$name", ({ r, stale }) => {
     expect(staleReplicas([r], "a", now, 15_000)).toEqual(stale);
   });

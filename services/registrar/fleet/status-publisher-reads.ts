@@ -125,6 +125,9 @@ export function deadReplicaKeys(
     publishedMs:
       r.header?.publishedTime === undefined ? undefined : timestampMs(r.header.publishedTime),
     seenAtMs: r.seenAtMs,
+    ...(r.header?.heartbeatInterval === undefined
+      ? {}
+      : { heartbeatMs: Number(r.header.heartbeatInterval.seconds) * 1000 }),
   }));
   return staleReplicas(ages, place.replica, nowMs, heartbeatMs).map((dead) => {
     const services = mine.find((r) => r.replica === dead)?.services.keys() ?? [];
