@@ -9,12 +9,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Agent, createAgent } from "../../clients/agent/agent.js";
 import type { ServiceImportStatus } from "../../gen/aether/registry/v1/fleet_pb.js";
 import type { StatusFeed } from "../../services/registrar/fleet/fleet-inputs.js";
-import { createRegistrar, type Registrar } from "../../services/registrar/registrar.js";
-import { parseRegistrarFlags } from "../../services/registrar/registrar-flags.js";
 import {
   createMemoryBackend,
   createMemoryStore,
 } from "../../services/registrar/store/memory-store.js";
+import { startTestRegistrar } from "../support/in-process-registrar.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 import { waitFor } from "../support/wait.js";
 
@@ -36,21 +35,16 @@ describe("published import status with agents", () => {
     const hub = createMemoryStore({ origin: "hub", backend });
     await hub.put(makeProjection("shop/a", { version: versionAt(1) }));
     await hub.put(makeProjection("shop/b", { version: versionAt(1) }));
-    const config = parseRegistrarFlags([
-      ...["--cluster", "spoke", "--listen", "127.0.0.1:0", "--agent-report-interval", "1s"],
-      ...["--replica-id", "spoke-0", "--status-interval", "100ms"],
-    ]);
-    if (config === "help") throw new Error("unexpected --help");
-    const registrar: Registrar = createRegistrar({
-      config,
-      store: createMemoryStore({ origin: "spoke", backend }),
-      processMetrics: false,
-    });
+    const { registrar, url } = await startTestRegistrar(
+      [
+        ...["--cluster", "spoke", "--agent-report-interval", "1s"],
+        ...["--replica-id", "spoke-0", "--status-interval", "100ms"],
+      ],
+      { store: createMemoryStore({ origin: "spoke", backend }) },
+    );
     running.push(registrar);
-    await registrar.start();
-    await registrar.cache.whenSynced();
     const agent: Agent = createAgent({
-      registrar: registrar.address?.url as string,
+      registrar: url,
       cluster: "spoke",
       dependencies: ["shop/a"],
       agentId: "node-1",
