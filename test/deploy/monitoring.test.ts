@@ -5,9 +5,10 @@
  * durations, with swapped severities or another summary fails for every
  * alert); every alert is named, labelled and annotated alike and has a firing
  * and a non-firing case; the fleet rules aggregate over registrars; the
- * Grafana dashboard parses, has unique panel ids and takes its data source
- * from the `datasource` variable; and every metric the rules, their tests and
- * the dashboard name is one the code under services/ and clients/ registers.
+ * Grafana dashboard parses, has unique panel ids, queries that promtool
+ * parses as PromQL, and takes its data source from the `datasource`
+ * variable; and every metric the rules, their tests and the dashboard name is
+ * one the code under services/ and clients/ registers.
  *
  * promtool comes from Debian's `prometheus` package: scripts/ensure-test-deps.sh
  * installs it (the binary only, no daemon).
@@ -17,6 +18,7 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import {
   alertChecks,
   alertRules,
@@ -164,6 +166,28 @@ describe("deploy/monitoring Grafana dashboard", () => {
     expect(JSON.stringify(cluster?.query)).toMatch(
       /label_values\(aether_config_fleet_\w+, cluster\)/,
     );
+  });
+
+  it("has queries that are PromQL (`promtool check rules` parses them as recording rules)", () => {
+    const exprs = panels.flatMap((panel) => (panel.targets ?? []).map((t) => t.expr ?? ""));
+    // Grafana's variables, as Grafana substitutes them; any other `$` would be left unresolved.
+    const promql = exprs.map((expr) =>
+      expr.replaceAll("$__rate_interval", "5m").replaceAll("$cluster", ".*"),
+    );
+    for (const expr of promql) expect(expr).not.toContain("$");
+    const dir = mkdtempSync(join(tmpdir(), "aether-dashboard-"));
+    try {
+      const rules = promql.map((expr, i) => ({ record: `dashboard:query_${i}`, expr }));
+      writeFileSync(
+        join(dir, "queries.yaml"),
+        stringify({ groups: [{ name: "dashboard", rules }] }),
+      );
+      const { status, output } = promtool(["check", "rules", "queries.yaml"], dir);
+      expect(output).toContain(`SUCCESS: ${rules.length} rules found`);
+      expect(status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("takes every panel's and every query's data source from the variable", () => {
