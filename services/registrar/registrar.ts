@@ -34,7 +34,11 @@ import {
 } from "./export/etcd-leader-election.js";
 import { createExportController, type ExportController } from "./export/export-controller.js";
 import { createAlwaysLeader, type LeaderElection } from "./export/leader-election.js";
-import { createStatusWriter, type StatusSink } from "./export/status-writer.js";
+import {
+  createStatusWriter,
+  type FleetSummaries,
+  type StatusSink,
+} from "./export/status-writer.js";
 import { createAgentReports } from "./fleet/agent-reports.js";
 import { EMPTY_STATUS_FEED } from "./fleet/empty-inputs.js";
 import type { AgentReportsView, StatusFeed } from "./fleet/fleet-inputs.js";
@@ -188,6 +192,8 @@ export function createConfiguredExporter(
     readonly signingKey?: () => SigningKey | undefined;
     /** The etcd TLS material and credentials; default: the configuration's files, read now. */
     readonly security?: EtcdSecurity;
+    /** The fleet's view, for the fleet condition the status writer adds; default none. */
+    readonly fleet?: FleetSummaries;
   },
 ): ExportController | undefined {
   const { logger } = options;
@@ -201,6 +207,7 @@ export function createConfiguredExporter(
       ),
       logger: logger.child({ part: "export-status" }),
       registry: options.metrics.registry,
+      ...(options.fleet === undefined ? {} : { fleet: options.fleet }),
     });
   }
   if (source === undefined && config.exportSource !== undefined) {
@@ -338,6 +345,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     signingKey: signing.signingKey,
     logger,
     metrics,
+    ...(fleet === undefined ? {} : { fleet: fleet.view }),
     ...(options.exportSource === undefined ? {} : { source: options.exportSource }),
     ...(options.leadership === undefined ? {} : { leadership: options.leadership }),
     ...(security === undefined ? {} : { security }),
@@ -375,6 +383,7 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         pageTokens,
         exporter,
         reportApplied: agentReports.handle,
+        ...(fleet === undefined ? {} : { fleetStatus: fleet.view.fleetStatus }),
         drainSignal,
         readiness,
         logger: logger.child({ part: "config-service" }),
@@ -459,7 +468,10 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
 
 /** What {@link registerRoutes} wires together. */
 interface RouteParts
-  extends Pick<ConfigServiceOptions, "store" | "cache" | "policy" | "metrics" | "reportApplied"> {
+  extends Pick<
+    ConfigServiceOptions,
+    "store" | "cache" | "policy" | "metrics" | "reportApplied" | "fleetStatus"
+  > {
   readonly config: RegistrarConfig;
   readonly refusals: Refusals;
   readonly pageTokens: PageTokens;
@@ -501,6 +513,7 @@ function registerRoutes(router: ConnectRouter, parts: RouteParts): void {
       readLimits: { concurrency: config.listReadConcurrency, queue: config.listReadQueue },
       readWaitMs: config.storeTimeoutMs,
       reportApplied: parts.reportApplied,
+      ...(parts.fleetStatus === undefined ? {} : { fleetStatus: parts.fleetStatus }),
       ...(exporter === undefined ? {} : { exportStatus: () => toExportStatusMessage(exporter) }),
     }),
   );

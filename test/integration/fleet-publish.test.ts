@@ -115,8 +115,12 @@ describe("published import status on etcd", () => {
     const westHeader = [...feed.replicas()].find((r) => r.cluster === "west")?.header;
     expect(westHeader).toMatchObject({ localSource: true, synced: true });
     expect(westHeader?.services).toBe(westValues.size);
-    const hubValues = published(west.registrar.statusFeed, "hub");
-    expect(hubValues.get("shop/web")?.version).toBe(v1);
+    // And the hub's own published values reach west's feed (in their own time).
+    await waitFor(
+      () => published(west.registrar.statusFeed, "hub").get("shop/web")?.version === v1,
+      10_000,
+      "the hub's published shop/web at v1 in west's feed",
+    );
 
     // A change on the hub reaches west's published value.
     const v2 = versionAt(2);

@@ -3,7 +3,9 @@
  * configuration: the status store beside its config store (over the same
  * memory backend or etcd), the feed of every cluster's published status,
  * the local source's digests (`--local-source`) and this replica's
- * publisher. The registrar starts and stops them with itself.
+ * publisher, and the fleet view (GetFleetStatus, the fleet gauges, the
+ * status writer's fleet condition) over the feed. The registrar starts and
+ * stops them with itself.
  */
 import type { Registry } from "prom-client";
 import { Counter } from "prom-client";
@@ -21,6 +23,7 @@ import type { StatusStore } from "../store/status-store.js";
 import { createEtcdStatusStore } from "../store/status-store-etcd.js";
 import { createMemoryStatusStore } from "../store/status-store-memory.js";
 import type { AgentReportsView, StatusFeed } from "./fleet-inputs.js";
+import { createFleetView, type FleetStatusView } from "./fleet-view.js";
 import { createStatusFeed } from "./status-feed.js";
 import { createStatusPublisher, type LocalDigests } from "./status-publisher.js";
 
@@ -40,6 +43,8 @@ export interface FleetPublishingOptions {
 export interface FleetPublishing {
   /** Every cluster's published status. */
   readonly feed: StatusFeed;
+  /** The fleet view over the feed and the cache. */
+  readonly view: FleetStatusView;
   /** Starts the local source, the feed and the publisher. */
   start(): void;
   /** Stops them and closes the status store. */
@@ -84,8 +89,14 @@ export function createFleetPublishing(
     registry: options.registry,
     logger: logger.child({ part: "status-publisher" }),
   });
+  const view = createFleetView({
+    feed,
+    cache: options.cache,
+    metrics: { registry: options.registry },
+  });
   return {
     feed,
+    view,
     start() {
       feed.start();
       publisher.start();
@@ -93,6 +104,7 @@ export function createFleetPublishing(
       void localRoutes?.start();
     },
     async stop() {
+      view.stop();
       await publisher.stop();
       await feed.stop();
       await localRoutes?.stop();
