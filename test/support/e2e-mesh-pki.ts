@@ -120,6 +120,19 @@ export function agentMtlsFlags(
 }
 
 /**
+ * aetherctl's client TLS flags as the operator (whom every registrar
+ * authorizes) to `registrarCluster`'s registrar: the operator's SVID, every
+ * bundle, the registrar's SPIFFE ID.
+ */
+export function operatorMtlsFlags(pki: MeshPki, registrarCluster: string): string[] {
+  return [
+    ...["--tls-cert-file", pki.operator.cert, "--tls-key-file", pki.operator.key],
+    ...bundleFlags(pki),
+    ...["--registrar-spiffe-id", registrarIdOf(registrarCluster)],
+  ];
+}
+
+/**
  * Node TLS options (connect-node's `nodeOptions`, `tls.connect`) of a client
  * presenting `svid` (default: the operator's) to `registrarCluster`'s
  * registrar: every cluster's CA, and the registrar's SPIFFE ID checked
