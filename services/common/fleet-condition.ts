@@ -64,11 +64,7 @@ export function fleetCondition(
   const stale = named("stale");
   const drifted = named("drifted");
   const serving = clusters.filter((c) => c.state !== "stale" && c.version === version).length;
-  const parts = [
-    serving === clusters.length
-      ? `all ${clusters.length} clusters serve version ${version}`
-      : `${serving} of ${clusters.length} clusters serve version ${version}`,
-  ];
+  const parts = [servingPart(clusters, serving, version)];
   if (rejecting.length > 0) {
     parts.push(
       `rejected by ${list(rejecting.map((c) => `${c.cluster} (${c.reasons.join(", ")})`))}`,
@@ -89,6 +85,21 @@ export function fleetCondition(
     return { type: FLEET_CONDITION_TYPE, status: "Unknown", reason: "ClustersStale", message };
   }
   return { type: FLEET_CONDITION_TYPE, status: "True", reason: "InSync", message };
+}
+
+/** How many of the clusters serve `version`: `all 3 clusters serve …`, `1 of 2 …`, `east serves …`. */
+function servingPart(
+  clusters: readonly FleetClusterSummary[],
+  serving: number,
+  version: string,
+): string {
+  const [only] = clusters;
+  if (clusters.length === 1 && only !== undefined) {
+    return `${only.cluster} ${serving === 1 ? "serves" : "does not serve"} version ${version}`;
+  }
+  if (serving === clusters.length)
+    return `all ${clusters.length} clusters serve version ${version}`;
+  return `${serving} of ${clusters.length} clusters serve version ${version}`;
 }
 
 /** `a, b, c`, or the first {@link MAX_NAMED} and `and N more`. */

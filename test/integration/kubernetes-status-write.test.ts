@@ -6,13 +6,17 @@
  * through the status subresource, and only that: an accepted route, a route
  * whose backend does not exist (ResolvedRefs False BackendNotFound), an
  * invalid HTTPFilter (Accepted False Invalid); another controller's entry is
- * kept; no spec or metadata is ever written; and an export run that changes
- * no status writes nothing (the PATCHes are counted).
+ * kept; no spec or metadata is ever written; an accepted parent carries
+ * the fleet condition (the hub's own published import status: Pending until
+ * it is read, then InSync, and Propagating then InSync again after an edit);
+ * and an export run that changes no status writes nothing (the PATCHes are
+ * counted).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FLEET_CONDITION_TYPE } from "../../services/common/fleet-condition.js";
 import type { KubeObject } from "../../services/common/kube-object.js";
 import { STATUS_CONTROLLER_NAME } from "../../services/common/status-reasons.js";
 import { useSharedEtcd } from "../support/etcd-suite.js";
@@ -106,6 +110,30 @@ function ours(list: Entry[]): string[] | undefined {
   return entry?.conditions.map((c) => `${c.type} ${c.status} ${c.reason}`);
 }
 
+/** The fleet condition of our entry of the route `name`, as `status reason: message`. */
+async function fleetOf(name: string): Promise<string | undefined> {
+  const entry = (await entries(routePath(name), "parents")).find(
+    (e) => e.controllerName === STATUS_CONTROLLER_NAME,
+  );
+  const condition = entry?.conditions.find((c) => c.type === FLEET_CONDITION_TYPE) as
+    | (Condition & { message: string })
+    | undefined;
+  return condition === undefined
+    ? undefined
+    : `${condition.status} ${condition.reason}: ${condition.message}`;
+}
+
+/** Waits until both routes' fleet conditions say the hub serves their current version. */
+async function fleetSettled(): Promise<void> {
+  await waitFor(
+    async () =>
+      (await fleetOf("good"))?.startsWith("True InSync: hub serves version ") === true &&
+      (await fleetOf("bad-backend"))?.startsWith("True InSync: hub serves version ") === true,
+    TIMEOUT_MS,
+    "both routes' fleet condition InSync",
+  );
+}
+
 /** The registrar's writes: every request but reads (and the test's own spec PATCH). */
 const writes = () => fake.requests().filter((r) => r.method !== "GET" && r.body !== SPEC_FIX);
 /** The registrar's status writes. */
@@ -162,13 +190,19 @@ describe("the export leader writes status back to the Kubernetes objects it proj
       TIMEOUT_MS,
       "the status of the two routes and the filter",
     );
+    await fleetSettled();
     const good = await entries(routePath("good"), "parents");
-    expect(ours(good)).toEqual(["Accepted True Accepted", "ResolvedRefs True ResolvedRefs"]);
+    expect(ours(good)).toEqual([
+      "Accepted True Accepted",
+      "ResolvedRefs True ResolvedRefs",
+      `${FLEET_CONDITION_TYPE} True InSync`,
+    ]);
     expect(good[0]).toEqual(theirs);
     expect(good[1]?.parentRef).toEqual({ group: "", kind: "Service", namespace: NS, name: "cart" });
     expect(ours(await entries(routePath("bad-backend"), "parents"))).toEqual([
       "Accepted True Accepted",
       "ResolvedRefs False BackendNotFound",
+      `${FLEET_CONDITION_TYPE} True InSync`,
     ]);
     const filter = await entries(filterPath, "ancestors");
     expect(ours(filter)).toEqual(["Accepted False Invalid"]);
@@ -195,6 +229,7 @@ describe("the export leader writes status back to the Kubernetes objects it proj
   });
 
   it("writes nothing when no status changes, and only the object whose status changes", async () => {
+    await fleetSettled();
     const before = patches().length;
     // An edit the projections do not see: an export run, no status to write.
     let mark = hub.logs.length;
@@ -206,8 +241,10 @@ describe("the export leader writes status back to the Kubernetes objects it proj
     expect(quiet.due).toBe(0);
     expect(patches().length).toBe(before);
 
-    // The bad backend fixed: exactly one PATCH (that route's), its Accepted time kept.
+    // The bad backend fixed: PATCHes of that route only (its fix, then the fleet
+    // condition as the hub's published status catches up), its Accepted time kept.
     const earlier = (await entries(routePath("bad-backend"), "parents"))[0]?.conditions;
+    const servedBefore = await fleetOf("bad-backend");
     mark = hub.logs.length;
     // Edited as kubectl would: a PATCH of the object (its status stays, as on a real server).
     const edit = await fetch(fake.url + routePath("bad-backend"), {
@@ -223,10 +260,20 @@ describe("the export leader writes status back to the Kubernetes objects it proj
       TIMEOUT_MS,
       "the fixed route's status",
     );
+    await waitFor(
+      async () => {
+        const now = await fleetOf("bad-backend");
+        return now !== servedBefore && now?.startsWith("True InSync: hub serves version ") === true;
+      },
+      TIMEOUT_MS,
+      "the fixed route's fleet condition InSync at its new version",
+    );
     const fixed = (await entries(routePath("bad-backend"), "parents"))[0]?.conditions;
     expect(fixed?.[0]?.lastTransitionTime).toBe(earlier?.[0]?.lastTransitionTime);
-    expect(patches().length).toBe(before + 1);
-    expect(patches().at(-1)?.url).toContain("/httproutes/bad-backend/status");
+    const edited = patches().slice(before);
+    expect(edited.length).toBeGreaterThanOrEqual(1);
+    for (const request of edited) expect(request.url).toContain("/httproutes/bad-backend/status");
+    const written = patches().length;
 
     // Its own write comes back as a watch event: that run writes nothing either.
     mark = hub.logs.length;
@@ -235,11 +282,11 @@ describe("the export leader writes status back to the Kubernetes objects it proj
       metadata: { namespace: NS, name: "private", labels: { edited: "2" } },
     });
     expect((await statusRunAfter(mark)).due).toBe(0);
-    expect(patches().length).toBe(before + 1);
+    expect(patches().length).toBe(written);
     expect(writes()).toEqual(patches());
     const metrics = await (await fetch(`${hub.adminUrl}/metrics`)).text();
     expect(metrics).toMatch(
-      new RegExp(`aether_config_export_status_writes_total\\{result="written"\\} ${before + 1}\\b`),
+      new RegExp(`aether_config_export_status_writes_total\\{result="written"\\} ${written}\\b`),
     );
   });
 });

@@ -57,6 +57,16 @@ describe("fleet condition", () => {
       want: ["Unknown", "ClustersStale", `1 of 2 clusters serve version ${V}; not reporting: west`],
     },
     {
+      name: "one cluster is named",
+      clusters: [at("hub", "in_sync")],
+      want: ["True", "InSync", `hub serves version ${V}`],
+    },
+    {
+      name: "one cluster behind is named too",
+      clusters: [at("hub", "behind", OLD)],
+      want: ["False", "Propagating", `hub does not serve version ${V}; behind: hub`],
+    },
+    {
       name: "long lists are cut",
       clusters: ["a", "b", "c", "d", "e", "f", "g"].map((c) => at(c, "behind", OLD)),
       want: [
