@@ -136,6 +136,7 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
         ? [`  ${ctl} get @mesh${keysFlag}`]
         : []),
       `  ${ctl} status`,
+      `  ${ctl} fleet`,
       `  ${ctl} explain --from-namespace web GET http://checkout.shop:8080/cart`,
       `  ${ctl} explain --from-namespace shop --random 0.95 GET http://checkout.shop:8080/`,
       `  ${ctl} explain --from-namespace web GET http://cart.shop:8080/basket/42`,

@@ -120,14 +120,16 @@ export interface RegistrarUrls {
 /**
  * Starts the registrar of `cluster` on `port` (its admin port on
  * `adminPort`), over mutual TLS when the sandbox has a PKI, exporting
- * `exportDir` when given (the hub), on the shared embedded backend or
- * etcd; returns its URLs.
+ * `exportDir` when given (the hub), reading its cluster's local config from
+ * `localDir` when given (a spoke: published for the fleet's drift), on the
+ * shared embedded backend or etcd; returns its URLs.
  */
 export async function startRegistrar(
   parts: SandboxParts,
   cluster: string,
   port: number,
   exportDir: string | undefined,
+  localDir?: string,
 ): Promise<RegistrarUrls> {
   const { config, options, pki } = parts;
   const print = options.print;
@@ -144,6 +146,7 @@ export async function startRegistrar(
     ...signingFlags(parts.signing, cluster, "registrar"),
     ...storeFlags(config),
     ...(exportDir === undefined ? [] : ["--export-source", `dir:${exportDir}`]),
+    ...(localDir === undefined ? [] : ["--local-source", `dir:${localDir}`]),
   ]);
   if (parsed === "help") throw new Error("unreachable: --help");
   const logger = options.logger({ component: "registrar", cluster });

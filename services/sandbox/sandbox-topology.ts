@@ -18,6 +18,12 @@ export interface SpokeSpec {
   readonly dependencies: readonly string[];
   /** The local (class-2) routes directory under `--examples`, or undefined for none. */
   readonly localRoutes: string | undefined;
+  /**
+   * The directory under `--examples` of the cluster's local class-2 config
+   * its registrar reads (`--local-source`) for the fleet's drift; it may hold
+   * none (east's), which the fleet then knows.
+   */
+  readonly localConfig: string;
 }
 
 /** The spokes, in port order. */
@@ -26,11 +32,13 @@ export const SPOKES: readonly SpokeSpec[] = [
     cluster: "east",
     dependencies: ["payments/ledger", "shop/cart", "shop/checkout"],
     localRoutes: undefined,
+    localConfig: "local/east",
   },
   {
     cluster: "west",
     dependencies: ["identity/users", "payments/ledger", "shop/checkout"],
     localRoutes: "local/west",
+    localConfig: "local/west",
   },
 ];
 

@@ -223,6 +223,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
           "the local routes directory",
         );
       }
+      await checkDirectory(
+        join(config.examplesDir, spoke.localConfig),
+        "the local config directory",
+      );
     }
     if (config.tls) {
       const spokes = SPOKES.map((spoke) => spoke.cluster);
@@ -245,7 +249,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     for (const spoke of SPOKES) {
       signal.throwIfAborted();
       const port = ports.registrars.get(spoke.cluster) ?? 0;
-      const urls = await startRegistrar(parts, spoke.cluster, port, undefined);
+      const local = join(config.examplesDir, spoke.localConfig);
+      const urls = await startRegistrar(parts, spoke.cluster, port, undefined, local);
       registrarInfo.push({ cluster: spoke.cluster, role: "spoke", ...urls });
     }
     const synced = await within(

@@ -273,6 +273,47 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     }
   }, 60_000);
 
+  it("the printed aetherctl fleet shows every cluster in sync and west's local override of shop/checkout as drift", async () => {
+    const line = printedSession(sandbox.commands).find(({ command }) =>
+      command.endsWith(" fleet"),
+    ) as PrintedLine;
+    expect(line).toBeDefined();
+    const args = await shellWords(line.command.slice("npm run aetherctl -- ".length));
+    const env = await aetherVariablesAfter(line.before, ROOT);
+    /** The service rows of the table: service → its per-cluster cells. */
+    const rows = (stdout: string) =>
+      new Map(
+        stdout
+          .split("\n")
+          .filter((row) => /^(@mesh|[a-z-]+\/[a-z-]+) /.test(row))
+          .map((row) => [row.split(/\s+/)[0] as string, row.match(/\b(east|hub|west):\S+/g) ?? []]),
+      );
+    let last = "";
+    await waitFor(
+      async () => {
+        const result = await runAetherctlInProcess(args, { env });
+        last = result.stdout;
+        const cells = rows(last);
+        return (
+          result.code === 0 &&
+          cells.size >= 5 &&
+          [...cells].every(
+            ([service, row]) =>
+              row.join() ===
+              (service === "shop/checkout"
+                ? "east:in_sync,hub:in_sync,west:drifted"
+                : "east:in_sync,hub:in_sync,west:in_sync"),
+          )
+        );
+      },
+      15_000,
+      "aetherctl fleet to show every cluster in sync and west drifted on shop/checkout",
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; last output:\n${last}`);
+    });
+    expect(last).toMatch(/^west\s+no\s+1\s+1 in_sync\s+4 in_sync, 1 drifted\s/m);
+  }, 30_000);
+
   it("a registrar denies another cluster's agent (PermissionDenied naming its ID) and serves its own", async () => {
     const westAgent = { cert: pki("west-agent.crt"), key: pki("west-agent.key") };
     // A Connect GET: no request body, so the refusal cannot race the client's write.
