@@ -68,6 +68,7 @@ function createCountedClient(
   url: string,
   sockets: Socket[],
   onSynced: () => void,
+  report = false,
 ): { client: FollowerClient; manager: Http2SessionManager } {
   const target = new URL(url);
   const manager = guardHttp2Sessions(
@@ -100,6 +101,15 @@ function createCountedClient(
         }
       })();
     },
+    // With it the agent reports what it applied (see clients/agent/agent.ts createReporter).
+    ...(report
+      ? {
+          reportAppliedConfig: (
+            request: Parameters<typeof base.reportAppliedConfig>[0],
+            options?: Parameters<typeof base.reportAppliedConfig>[1],
+          ) => base.reportAppliedConfig(request, options),
+        }
+      : {}),
   };
   return { client, manager };
 }
@@ -132,12 +142,17 @@ async function start(command: Extract<WorkerCommand, { type: "start" }>): Promis
     const own = command.ownConnection;
     let client: FollowerClient | undefined;
     if (own === undefined) {
-      const counted = createCountedClient(command.registrar, sockets, () => {
-        if (!resyncArmed || entry.resynced) return;
-        entry.resynced = true;
-        pending.synced.push({ id: entry.id, t: preciseNow() });
-        flushSoon();
-      });
+      const counted = createCountedClient(
+        command.registrar,
+        sockets,
+        () => {
+          if (!resyncArmed || entry.resynced) return;
+          entry.resynced = true;
+          pending.synced.push({ id: entry.id, t: preciseNow() });
+          flushSoon();
+        },
+        command.report === true,
+      );
       client = counted.client;
       entry.manager = counted.manager;
     }
@@ -146,6 +161,8 @@ async function start(command: Extract<WorkerCommand, { type: "start" }>): Promis
       cluster: "bench-spoke",
       controlCluster: "hub",
       dependencies: spec.deps,
+      // Distinct per agent: agents sharing an id (and identity) are one record to the registrar.
+      agentId: `bench-agent-${spec.id}`,
       ...(client === undefined ? {} : { client }),
       ...(own?.tls === undefined ? {} : { tls: own.tls }),
       mode: command.mode,

@@ -39,6 +39,8 @@ export interface WorkerPool {
       ownConnection?: { tls?: ClientTlsConfig };
       /** See WorkerCommand `start`: the agents verify signatures with these. */
       signatures?: AgentSignatureOptions;
+      /** See WorkerCommand `start`: the agents report what they applied. */
+      report?: boolean;
     },
   ): Promise<Map<number, number>>;
   /** Bytes every agent has read from the network so far, by agent id. */
@@ -140,6 +142,7 @@ export function createWorkerPool(count: number, nodeArgs: readonly string[] = []
               ? {}
               : { ownConnection: options.ownConnection }),
             ...(options.signatures === undefined ? {} : { signatures: options.signatures }),
+            ...(options.report === undefined ? {} : { report: options.report }),
           });
         });
       });

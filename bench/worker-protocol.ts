@@ -47,6 +47,13 @@ export type WorkerCommand =
        * --require-signatures`); undefined: they check none.
        */
       readonly signatures?: AgentSignatureOptions;
+      /**
+       * The agents report what they applied (`ReportAppliedConfig`) over the
+       * counted connection; undefined or false: that connection's client has
+       * no `reportAppliedConfig`, so they do not (an agent with its own
+       * connection reports whatever this says, as aether-agent does).
+       */
+      readonly report?: boolean;
     }
   | { readonly type: "bytes"; readonly request: number }
   | { readonly type: "mark-resync" }
