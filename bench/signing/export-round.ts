@@ -10,23 +10,21 @@
  * are repeats, interleaved unsigned and signed, so the machine's load moves
  * both legs' medians alike).
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ConfigService, ConfigView } from "../../gen/aether/registry/v1/config_service_pb.js";
 import { splitStoredValue } from "../../services/common/projection-signature.js";
 import { createEtcdClient } from "../../services/registrar/store/etcd-store.js";
 import { originKeyPrefix } from "../../services/registrar/store/store-key.js";
-import { type EtcdHandle, startEtcd } from "../../test/support/etcd.js";
+import type { EtcdHandle } from "../../test/support/etcd.js";
 import {
   type RegistrarProcess,
   startRegistrarProcess,
 } from "../../test/support/registrar-process.js";
 import { waitFor } from "../../test/support/wait.js";
+import { startLegStore } from "../leg-run.js";
 import { readCpuSeconds } from "../proc-stats.js";
 import { progress, REGISTRAR_JS } from "../run-bench.js";
-import { meshManifests } from "../scenario.js";
 import { preciseNow } from "../worker-protocol.js";
 import type { BenchKeys } from "./bench-keys.js";
 
@@ -68,18 +66,8 @@ export async function startExportRound(
   keys: BenchKeys | undefined,
 ): Promise<ExportRound> {
   const name = keys === undefined ? "unsigned" : "signed";
-  const etcd = await startEtcd();
-  const registrars: RegistrarProcess[] = [];
-  const stop = async () => {
-    for (const registrar of registrars) await registrar.stop().catch(() => undefined);
-    await etcd.stop();
-  };
+  const { etcd, registrars, manifests, stop } = await startLegStore(setup.dir, setup.services);
   try {
-    const manifests = join(setup.dir, "manifests");
-    await mkdir(manifests, { recursive: true });
-    for (const [file, text] of meshManifests(setup.services)) {
-      await writeFile(join(manifests, file), text);
-    }
     const storeArgs = [
       ...["--store", "etcd", "--etcd-endpoints", etcd.endpoint, "--control-cluster", "hub"],
     ];

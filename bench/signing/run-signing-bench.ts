@@ -12,9 +12,10 @@
  * temporary directory, removed at the end.
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildMains, progress } from "../run-bench.js";
+import { beginRun, machineOf, oneMinuteLoad, profileArgs } from "../leg-run.js";
+import { progress } from "../run-bench.js";
 import { createScenario } from "../scenario.js";
 import { makeBenchKeys } from "./bench-keys.js";
 import { type RoundFigures, startExportRound } from "./export-round.js";
@@ -55,24 +56,18 @@ const MICRO_ITERATIONS = 5_000;
  * unsigned, …), the last one the leg's own, which the edits run on.
  */
 const EXPORT_ROUNDS = 3;
-const load = (): number => Math.round((loadavg()[0] ?? 0) * 100) / 100;
+const load = oneMinuteLoad;
 
 /** Runs both legs and the in-process figures; see the module comment. */
 export async function runSigningBench(flags: SigningBenchFlags): Promise<SigningBenchResults> {
-  const startedAt = new Date().toISOString();
-  const loadAverage = load();
-  progress("compiling the registrar and agent (deploy/tsconfig.build.json → dist/)");
-  buildMains();
+  const { startedAt, loadAverage } = beginRun();
   const scenario = createScenario({ ...flags, changes: flags.changes });
   const dir = await mkdtemp(join(tmpdir(), "aether-bench-signing-"));
   try {
     const keyDir = join(dir, "keys");
     await mkdir(keyDir, { mode: 0o700 });
     const keys = await makeBenchKeys(keyDir, "hub");
-    const profile = (name: string): string[] =>
-      flags.cpuProfDir === undefined
-        ? []
-        : ["--cpu-prof", "--cpu-prof-dir", join(flags.cpuProfDir, name)];
+    const profile = profileArgs(flags.cpuProfDir);
     const setup = (leg: string) => ({
       services: flags.services,
       agents: flags.agents,
@@ -112,12 +107,7 @@ export async function runSigningBench(flags: SigningBenchFlags): Promise<Signing
     const micro = measureMicro(sampleValue, "hub", keys.key, MICRO_ITERATIONS);
     return {
       startedAt,
-      machine: {
-        cpus: availableParallelism(),
-        node: process.version,
-        loadAverage,
-        loadAverageEnd: load(),
-      },
+      machine: machineOf(loadAverage),
       flags,
       micro,
       legs: [unsignedLeg, signed],
