@@ -67,7 +67,22 @@ stored value; one sign and one verify in process. Writes
 bench/results/signing.json and the signing section of the report. (--seed,
 --results, --report apply; --poll-changes does not; --cpu-prof profiles each
 leg's registrars and workers into DIR/profiles/hub-signed, spoke-unsigned, ...)
-  --signing                    run the signing benchmark`;
+  --signing                    run the signing benchmark
+
+Fleet mode (npm run bench -- --fleet): instead of the above, what the agents'
+reports of what they applied (ReportAppliedConfig) cost, measured twice in one
+run with everything else equal (reporting off, then on), each leg on a fresh
+etcd: a hub registrar exporting --services services (default 1000), a spoke
+registrar (--agent-report-interval 30s, its default) serving --agents real
+agents (default 1000, --deps each, --workers workers, each its own agent id);
+10 s idle, then a burst of --changes route edits (default 200) written as fast
+as possible until every interested agent applied each edited service's final
+version. Over the idle window and the burst (plus 2 s for the reports): spoke
+and hub CPU, store writes per second by kind (config, status), the reports the
+spoke received, the burst's time to all applied. Writes bench/results/fleet.json
+and the fleet reporting section of the report. (--seed, --results, --report,
+--cpu-prof apply; --poll-changes does not.)
+  --fleet                      run the fleet reporting benchmark`;
 
 /** The parsed flags. */
 export interface BenchFlags {
@@ -95,6 +110,8 @@ export interface BenchFlags {
   readonly handshakeConcurrency: number;
   /** `--signing`: run the signing cost benchmark (bench/signing/) instead. */
   readonly signing: boolean;
+  /** `--fleet`: run the fleet reporting cost benchmark (bench/fleet/) instead. */
+  readonly fleet: boolean;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, min = 1): number {
@@ -134,6 +151,7 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
         "handshake-seconds": { type: "string" },
         "handshake-concurrency": { type: "string" },
         signing: { type: "boolean" },
+        fleet: { type: "boolean" },
       },
       strict: true,
       allowPositionals: false,
@@ -145,9 +163,15 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
   const hostile = values.hostile === true;
   const tls = values.tls === true;
   const signing = values.signing === true;
-  const modes = [hostile && "--hostile", tls && "--tls", signing && "--signing"].filter(Boolean);
+  const fleet = values.fleet === true;
+  const modes = [
+    hostile && "--hostile",
+    tls && "--tls",
+    signing && "--signing",
+    fleet && "--fleet",
+  ].filter(Boolean);
   if (modes.length > 1) throw new UsageError(`${modes.join(" and ")} are separate runs; give one`);
-  const services = positive("services", str("services"), tls ? 1_000 : 10_000);
+  const services = positive("services", str("services"), tls || fleet ? 1_000 : 10_000);
   const deps = positive("deps", str("deps"), 20);
   if (deps > services) throw new UsageError(`--deps ${deps} is more than --services ${services}`);
   const changes = positive("changes", str("changes"), 200);
@@ -173,5 +197,6 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     handshakeSeconds: positive("handshake-seconds", str("handshake-seconds"), 10),
     handshakeConcurrency: positive("handshake-concurrency", str("handshake-concurrency"), 16),
     signing,
+    fleet,
   };
 }

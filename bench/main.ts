@@ -9,6 +9,8 @@ import { parseCommandLine } from "../services/process/command-line.js";
 import { stopAllAgents } from "../test/support/agent-process.js";
 import { stopAllRegistrars } from "../test/support/registrar-process.js";
 import { BENCH_USAGE, parseBenchFlags } from "./bench-flags.js";
+import { fleetHeadline, renderFleetReport } from "./fleet/fleet-report.js";
+import { runFleetBench } from "./fleet/run-fleet-bench.js";
 import { hostileHeadline, renderHostileReport } from "./hostile/hostile-report.js";
 import { runHostileBench } from "./hostile/run-hostile.js";
 import { headline, renderReport } from "./report.js";
@@ -88,5 +90,12 @@ if (flags.signing) {
     ...profileDir,
   });
   await finish("signing.json", signing, renderSigningReport, signingHeadline);
+}
+if (flags.fleet) {
+  const fleet = await runFleetBench({
+    ...{ services, agents, deps, workers, seed, changes: flags.changes },
+    ...profileDir,
+  });
+  await finish("fleet.json", fleet, renderFleetReport, fleetHeadline);
 }
 await finish("latest.json", await runBench(flags), renderReport, headline);

@@ -153,7 +153,7 @@ export function progress(message: string): void {
  * the first version at or above it): when two edits of one service land
  * within one poll period, a polling agent skips straight to the newer one.
  */
-function createApplyLog(pool: WorkerPool) {
+export function createApplyLog(pool: WorkerPool) {
   /** service → agent → the versions it applied (nanoseconds) and when, in arrival order. */
   const applied = new Map<string, Map<number, { nanos: bigint; t: number }[]>>();
   let changed: (() => void) | undefined;
