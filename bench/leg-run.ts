@@ -12,6 +12,18 @@ import type { RegistrarProcess } from "../test/support/registrar-process.js";
 import { buildMains, progress } from "./run-bench.js";
 import { meshManifests } from "./scenario.js";
 
+/** The flags of a two-leg mode (see bench-flags.ts). */
+export interface LegBenchFlags {
+  readonly services: number;
+  readonly agents: number;
+  readonly deps: number;
+  readonly changes: number;
+  readonly workers: number;
+  readonly seed: number;
+  /** `--cpu-prof`: the registrars and workers write CPU profiles here; undefined: none. */
+  readonly cpuProfDir?: string;
+}
+
 /** The 1-minute load average now, two decimals (others' work too). */
 export const oneMinuteLoad = (): number => Math.round((loadavg()[0] ?? 0) * 100) / 100;
 

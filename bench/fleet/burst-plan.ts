@@ -19,12 +19,10 @@ export interface BurstWrite {
 }
 
 /** An edited service: the edit number of its last edit, and which write made it. */
-export interface BurstFinal {
-  readonly service: string;
+export interface BurstFinal extends Pick<ScenarioChange, "service" | "interested"> {
   readonly edit: number;
   /** The index in {@link BurstPlan.writes} of the write that carries `edit`. */
   readonly write: number;
-  readonly interested: readonly number[];
 }
 
 /** The planned burst. */

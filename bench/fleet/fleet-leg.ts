@@ -57,7 +57,12 @@ export interface FleetLeg {
     readonly allAppliedMs: number;
     /** Per edited service: its last edit's write → every interested agent applied its final version. */
     readonly serviceToAllApplied: LatencySummary;
-    /** After all applied, how long the window went on for the reports and status (ms). */
+    /**
+     * After all applied, how long the window went on (ms): at least the
+     * settle time, then until the spoke's accepted reports stood still for
+     * {@link QUIET_MS} (the reports of the burst arrived), at most {@link MAX_TAIL_MS}.
+     */
+    readonly tailMs: number;
     readonly settleMs: number;
     /**
      * Reports the spoke received in the {@link LATE_MS} after the window
@@ -82,9 +87,30 @@ export interface FleetLegSetup extends FleetMeshSetup {
 const KEEPALIVE_TIMEOUT_MS = 30 * 60_000;
 /** How long after the burst window the late reports are counted (ms). */
 export const LATE_MS = 5_000;
+/** The burst's reports are in once the spoke accepted none for this long (ms). */
+export const QUIET_MS = 1_000;
+/** The longest the burst window goes on after all applied (ms). */
+export const MAX_TAIL_MS = 60_000;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const cpuOf = (pids: readonly number[]): number =>
   pids.reduce((sum, pid) => sum + (readCpuSeconds(pid) ?? Number.NaN), 0);
+
+/**
+ * Waits `settleMs`, then until the spoke's accepted reports (changes, not
+ * the unchanged heartbeats) did not move for {@link QUIET_MS}, or
+ * {@link MAX_TAIL_MS} in all.
+ */
+async function awaitReportsQuiet(url: string, settleMs: number): Promise<void> {
+  const start = preciseNow();
+  await delay(settleMs);
+  let previous = (await scrapeReports(url)).byResult.accepted ?? 0;
+  while (preciseNow() - start < MAX_TAIL_MS) {
+    await delay(QUIET_MS);
+    const accepted = (await scrapeReports(url)).byResult.accepted ?? 0;
+    if (accepted === previous) return;
+    previous = accepted;
+  }
+}
 
 /** Runs one leg (agents reporting when `reporting`). */
 export async function runFleetLeg(
@@ -144,7 +170,7 @@ export async function runFleetLeg(
     const plan = planBurst(setup.services, setup.scenario.changes);
     const burstStart = await sample();
     const result = await runBurst(mesh.manifests, plan, counter, log);
-    await delay(setup.settleMs);
+    await awaitReportsQuiet(mesh.spoke.url, setup.settleMs);
     const burstEnd = await sample();
     await delay(LATE_MS);
     const late = reportsBetween(burstEnd.reports, await scrapeReports(mesh.spoke.url));
@@ -155,6 +181,7 @@ export async function runFleetLeg(
       services: plan.finals.length,
       allAppliedMs: Math.round(result.allAppliedAt - result.tFirst),
       serviceToAllApplied: result.serviceToAllApplied,
+      tailMs: Math.round(burstEnd.t - result.allAppliedAt),
       settleMs: setup.settleMs,
       lateReports: late.total,
       lateMs: LATE_MS,

@@ -27,14 +27,15 @@ function rows(): [string, (leg: FleetLeg) => number][] {
     ["fleet start: every agent ready (ms)", (l) => l.agentsReadyMs],
     ["idle: window (s)", (l) => l.idle.seconds],
     ["idle: spoke CPU (ms per s)", (l) => l.idle.spokeCpuMsPerS],
-    ["idle: reports received by the spoke (per s)", (l) => l.idle.reportsPerS],
+    ["idle: reports received by the spoke (per s; heartbeats)", (l) => l.idle.reportsPerS],
     [
       "idle: config + status writes (per s)",
       (l) => l.idle.configWritesPerS + l.idle.statusWritesPerS,
     ],
     ["burst: edits (manifest writes)", (l) => l.burst.edits],
     ["burst: distinct services edited", (l) => l.burst.services],
-    ["burst: window, first edit → all applied + settle (s)", (l) => l.burst.seconds],
+    ["burst: window, first edit → all applied → reports in (s)", (l) => l.burst.seconds],
+    ["burst: of which after all applied (ms)", (l) => l.burst.tailMs],
     [
       "**burst: first edit → every agent applied every final version (ms)**",
       (l) => l.burst.allAppliedMs,
@@ -53,10 +54,8 @@ function rows(): [string, (leg: FleetLeg) => number][] {
     ["burst: agent workers' CPU, all (s)", (l) => l.burst.agentCpuS],
     ["**burst: reports received by the spoke**", (l) => l.burst.reports.total],
     ["burst: of which accepted (a change)", (l) => l.burst.reports.byResult.accepted ?? 0],
-    [
-      "burst: reports received in the few seconds after the window (lateMs)",
-      (l) => l.burst.lateReports,
-    ],
+    ["burst: of which unchanged (a heartbeat)", (l) => l.burst.reports.byResult.unchanged ?? 0],
+    ["burst: reports received in the 5 s after the window", (l) => l.burst.lateReports],
     ["burst: agents the spoke tracks at the end", (l) => l.burst.reports.reportingAgents],
     ["burst: config writes", (l) => l.burst.writes.config],
     ["burst: status writes (headers + services)", (l) => statusWrites(l.burst)],
@@ -103,10 +102,12 @@ export function renderFleetSection(r: FleetBenchResults): string {
       `${loads} at each leg's start, ${r.machine.loadAverageEnd} at the end), Node ${r.machine.node}: ` +
       `${f.services} services, ${f.agents} real agents (${f.deps} dependencies each, each its own agent id, ` +
       `${f.workers} worker processes), a burst of ${f.changes} route edits, seed ${f.seed}; ` +
-      `spoke \`--agent-report-interval ${r.reportInterval}\`. One run, reporting off then on, each leg on a ` +
+      `spoke \`--agent-report-interval ${r.reportInterval}\`, both registrars' \`--status-interval\` and \`--status-heartbeat\` ` +
+      "at their defaults (1 s, 15 s). One run, reporting off then on, each leg on a " +
       "fresh etcd with its own compiled registrars. Windows: idle (every agent up, nothing changing), and " +
       "the burst from the first edit until every interested agent applied every edited service's final " +
-      `version, plus ${on?.burst.settleMs ?? off?.burst.settleMs ?? 0} ms for the reports and status. ` +
+      `version, then at least ${on?.burst.settleMs ?? off?.burst.settleMs ?? 0} ms (the status interval twice) and until the spoke's ` +
+      "accepted reports stood still for 1 s. " +
       `Writes counted as ${r.writesCountedBy}. Raw numbers: \`bench/results/fleet.json\`.`,
     "",
     "| measurement | reporting off | reporting on | on − off |",

@@ -8,21 +8,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beginRun, machineOf, oneMinuteLoad, profileArgs } from "../leg-run.js";
+import { beginRun, type LegBenchFlags, machineOf, oneMinuteLoad, profileArgs } from "../leg-run.js";
 import { createScenario } from "../scenario.js";
 import { type FleetLeg, runFleetLeg } from "./fleet-leg.js";
 
 /** The flags of the fleet benchmark (see bench-flags.ts). */
-export interface FleetBenchFlags {
-  readonly services: number;
-  readonly agents: number;
-  readonly deps: number;
-  readonly changes: number;
-  readonly workers: number;
-  readonly seed: number;
-  /** `--cpu-prof`: the registrars and workers write CPU profiles here; undefined: none. */
-  readonly cpuProfDir?: string;
-}
+export type FleetBenchFlags = LegBenchFlags;
 
 /** The raw results (bench/results/fleet.json). */
 export interface FleetBenchResults {
@@ -40,9 +31,9 @@ export interface FleetBenchResults {
 
 /** The registrar's default report interval, passed explicitly. */
 export const REPORT_INTERVAL = "30s";
-/** The idle window before the burst (ms). */
-const IDLE_MS = 10_000;
-/** After all applied, the burst window goes on for twice the default status interval (1 s). */
+/** The idle window before the burst (ms): one report interval, so every agent heartbeats about once. */
+const IDLE_MS = 30_000;
+/** After all applied, the burst window goes on for at least twice the default status interval (1 s). */
 const SETTLE_MS = 2_000;
 
 /** Runs both legs; see the module comment. */

@@ -14,7 +14,7 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beginRun, machineOf, oneMinuteLoad, profileArgs } from "../leg-run.js";
+import { beginRun, type LegBenchFlags, machineOf, oneMinuteLoad, profileArgs } from "../leg-run.js";
 import { progress } from "../run-bench.js";
 import { createScenario } from "../scenario.js";
 import { makeBenchKeys } from "./bench-keys.js";
@@ -23,16 +23,7 @@ import { type MicroFigures, measureMicro } from "./micro.js";
 import { runSigningLeg, type SigningLeg } from "./signing-leg.js";
 
 /** The flags of the signing benchmark (see bench-flags.ts). */
-export interface SigningBenchFlags {
-  readonly services: number;
-  readonly agents: number;
-  readonly deps: number;
-  readonly changes: number;
-  readonly workers: number;
-  readonly seed: number;
-  /** `--cpu-prof`: the registrars and workers write CPU profiles here; undefined: none. */
-  readonly cpuProfDir?: string;
-}
+export type SigningBenchFlags = LegBenchFlags;
 
 /** The raw results (bench/results/signing.json). */
 export interface SigningBenchResults {

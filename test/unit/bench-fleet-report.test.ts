@@ -51,6 +51,7 @@ const leg = (reporting: boolean, status = 0): FleetLeg => ({
       p99: reporting ? 1_900 : 1_800,
       max: 2_000,
     },
+    tailMs: 2_500,
     settleMs: 2_000,
     lateReports: reporting ? 100 : 0,
     lateMs: 5_000,
@@ -160,7 +161,7 @@ describe("the fleet benchmark's flags, plan and report", () => {
     expect(report).not.toContain("\nold\n");
     const expected = [
       "(load average 1.5 at the start, off 2, on 2.5 at each leg's start, 3 at the end)",
-      "spoke `--agent-report-interval 30s`",
+      "spoke `--agent-report-interval 30s`, both registrars' `--status-interval` and `--status-heartbeat` at their defaults (1 s, 15 s)",
       "| **burst: spoke CPU (ms per s)** | 250 | 500 | 250 |",
       "| **burst: reports received by the spoke** | 0 | 1200 | 1200 |",
       "| burst: agents the spoke tracks at the end | 0 | 1000 | 1000 |",
@@ -171,6 +172,7 @@ describe("the fleet benchmark's flags, plan and report", () => {
     ];
     expect(expected.filter((line) => !report.includes(line))).toEqual([]);
     const withStatus = renderFleetReport(results(5), undefined);
+    expect(report).toContain("| burst: of which after all applied (ms) | 2500 | 2500 | 0 |");
     expect(withStatus).toContain("| burst: status writes (headers + services) | 20 | 20 | 0 |");
     expect(withStatus).not.toContain("no status key was written");
     expect(withStatus).toMatch(
