@@ -75,9 +75,10 @@ run with everything else equal (reporting off, then on), each leg on a fresh
 etcd: a hub registrar exporting --services services (default 1000), a spoke
 registrar (--agent-report-interval 30s, its default) serving --agents real
 agents (default 1000, --deps each, --workers workers, each its own agent id);
-10 s idle, then a burst of --changes route edits (default 200) written as fast
-as possible until every interested agent applied each edited service's final
-version. Over the idle window and the burst (plus 2 s for the reports): spoke
+30 s idle (one report interval), then a burst of --changes route edits (default
+200) written as fast as possible until every interested agent applied each
+edited service's final version and the spoke's accepted reports stood still for
+1 s. Over the idle window and the burst: spoke
 and hub CPU, store writes per second by kind (config, status), the reports the
 spoke received, the burst's time to all applied. Writes bench/results/fleet.json
 and the fleet reporting section of the report. (--seed, --results, --report,

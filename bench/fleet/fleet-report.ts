@@ -104,7 +104,8 @@ export function renderFleetSection(r: FleetBenchResults): string {
       `${f.workers} worker processes), a burst of ${f.changes} route edits, seed ${f.seed}; ` +
       `spoke \`--agent-report-interval ${r.reportInterval}\`, both registrars' \`--status-interval\` and \`--status-heartbeat\` ` +
       "at their defaults (1 s, 15 s). One run, reporting off then on, each leg on a " +
-      "fresh etcd with its own compiled registrars. Windows: idle (every agent up, nothing changing), and " +
+      "fresh etcd with its own compiled registrars. Windows: idle (every agent up, nothing changing, one " +
+      "report interval long, so each reporting agent heartbeats about once), and " +
       "the burst from the first edit until every interested agent applied every edited service's final " +
       `version, then at least ${on?.burst.settleMs ?? off?.burst.settleMs ?? 0} ms (the status interval twice) and until the spoke's ` +
       "accepted reports stood still for 1 s. " +
