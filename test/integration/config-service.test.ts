@@ -615,6 +615,9 @@ describe("WatchConfig on the embedded store", () => {
     const store = createMemoryStore({ origin: "hub" });
     await store.put(makeProjection("ns/a"));
     const r = await registrar(["--cluster", "hub"], store);
+    // The fleet view follows the cache with one subscription of its own.
+    const subscribers = () => r.registrar.cache.stats().subscribers;
+    await waitFor(() => subscribers() === 1, 5_000, "the fleet view's subscription");
     // A raw h2c session over a socket of the test's own, to pull from under it.
     const { hostname, port } = new URL(r.url);
     const socket = createConnection({ host: hostname, port: Number(port) });
@@ -636,13 +639,9 @@ describe("WatchConfig on the embedded store", () => {
       received += chunk.toString("latin1");
     });
     await waitFor(() => received.includes("WATCH_EVENT_TYPE_SYNCED"), 5_000, "SYNCED");
-    expect(r.registrar.cache.stats().subscribers).toBe(1);
+    expect(subscribers()).toBe(2);
     socket.destroy();
-    await waitFor(
-      () => r.registrar.cache.stats().subscribers === 0,
-      5_000,
-      "the subscription to end",
-    );
+    await waitFor(() => subscribers() === 1, 5_000, "the stream's subscription to end");
   });
 
   it("ends open streams cleanly (OK) when the registrar drains", async () => {

@@ -98,6 +98,7 @@ describe("createReflectionService", () => {
     const names = fileNames(answer);
     expect(names[0]).toBe("aether/registry/v1/config_service.proto");
     expect(names.slice(1).sort()).toEqual([
+      "aether/registry/v1/fleet.proto",
       "aether/registry/v1/projection.proto",
       "google/protobuf/duration.proto",
       "google/protobuf/timestamp.proto",

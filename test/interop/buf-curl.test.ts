@@ -80,8 +80,10 @@ describe("buf curl with server reflection (no --schema) against a registrar proc
     const methods = result.stdout.trim().split("\n");
     expect(methods.filter((m) => m.startsWith(`${CONFIG_SERVICE}/`)).sort()).toEqual([
       `${CONFIG_SERVICE}/GetConfigStatus`,
+      `${CONFIG_SERVICE}/GetFleetStatus`,
       `${CONFIG_SERVICE}/ListAllConfig`,
       `${CONFIG_SERVICE}/ListConfig`,
+      `${CONFIG_SERVICE}/ReportAppliedConfig`,
       `${CONFIG_SERVICE}/WatchConfig`,
     ]);
     expect(methods).toContain("grpc.health.v1.Health/Check");
