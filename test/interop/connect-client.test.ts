@@ -12,7 +12,7 @@ import {
   toBinary,
   toJson,
 } from "@bufbuild/protobuf";
-import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { type Client, Code, createClient, type Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -35,6 +35,7 @@ import {
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { DEFAULT_STORE_PREFIX, projectionKey } from "../../services/registrar/store/store-key.js";
+import { connectErrorOf } from "../support/connect-error-of.js";
 import { type EtcdHandle, startEtcd } from "../support/etcd.js";
 import { type RegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
 import { waitFor } from "../support/wait.js";
@@ -116,16 +117,6 @@ const asJson = (projection: ServiceConfigProjection | undefined): JsonObject =>
   toJson(ServiceConfigProjectionSchema, projection as ServiceConfigProjection) as JsonObject;
 
 const keyOf = (p: { service: string; originCluster: string }) => `${p.service}@${p.originCluster}`;
-
-/** Calls `call` and returns the ConnectError it rejects with. */
-async function connectErrorOf(call: () => Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call();
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
 
 /** A WatchConfig stream consumed in the background; its events are recorded as they arrive. */
 interface RecordedWatch {
