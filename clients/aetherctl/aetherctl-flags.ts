@@ -16,6 +16,12 @@ import {
   parseClientTlsFlags,
 } from "../../services/process/client-tls-flags.js";
 import { UsageError } from "../../services/process/usage-error.js";
+import {
+  DASHBOARD_OPTIONS,
+  DASHBOARD_USAGE,
+  type DashboardCommand,
+  parseDashboardCommand,
+} from "./dashboard/dashboard-flags.js";
 import { buildExplainTarget, type ExplainTarget } from "./explain-request.js";
 import { FLEET_OPTIONS, FLEET_USAGE, type FleetCommand, parseFleetCommand } from "./fleet-flags.js";
 import { type OriginKeysSource, originKeysSource } from "./origin-keys-file.js";
@@ -102,6 +108,7 @@ export interface StatusCommand {
   readonly failOnRejections: boolean;
 }
 
+export type { DashboardCommand } from "./dashboard/dashboard-flags.js";
 export type { FleetCommand } from "./fleet-flags.js";
 
 /** Any command. */
@@ -111,7 +118,8 @@ export type Command =
   | WatchCommand
   | ExplainCommand
   | StatusCommand
-  | FleetCommand;
+  | FleetCommand
+  | DashboardCommand;
 
 /** The names of the commands. */
 export type CommandName = Command["name"];
@@ -158,6 +166,8 @@ Commands:
   fleet [--service NS/SVC]… [--cluster NAME]… [--state STATE]… [--limit N]
                                                    every cluster's served versions, agents,
                                                    rejections, skew and drift, worst first
+  dashboard [--listen HOST:PORT] [--open]          serve the console on this machine, its
+                                                   calls forwarded to the registrar as you
   etcd-rbac --cluster NAME… [--prefix P] [--apply]  each registrar's etcd role and user (talks
                                                    to etcd, not to a registrar; see its --help)
 
@@ -294,9 +304,20 @@ ${GLOBAL_FLAGS}
   fleet: `${FLEET_USAGE}
 ${GLOBAL_FLAGS}
 `,
+  dashboard: `${DASHBOARD_USAGE}
+${GLOBAL_FLAGS}
+`,
 };
 
-const COMMANDS: readonly CommandName[] = ["list", "get", "watch", "explain", "status", "fleet"];
+const COMMANDS: readonly CommandName[] = [
+  "list",
+  "get",
+  "watch",
+  "explain",
+  "status",
+  "fleet",
+  "dashboard",
+];
 
 /** The global flags that take a value, so the command can be found among the arguments. */
 export const GLOBAL_VALUE_FLAGS: ReadonlySet<string> = new Set([
@@ -342,6 +363,7 @@ const COMMAND_OPTIONS = {
   },
   status: { "fail-on-rejections": { type: "boolean" } },
   fleet: FLEET_OPTIONS,
+  dashboard: DASHBOARD_OPTIONS,
 } as const satisfies Record<CommandName, ParseOptions>;
 
 /** Finds the command among the arguments: the first one that is neither a flag nor a global flag's value. */
@@ -502,6 +524,8 @@ function parseCommand(
       return { name, failOnRejections: values["fail-on-rejections"] === true };
     case "fleet":
       return parseFleetCommand(values, positionals);
+    case "dashboard":
+      return parseDashboardCommand(values, positionals);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Runs one aetherctl command line: parses it, prints help or usage errors,
  * dispatches to the command, and turns failures into the documented exit
- * codes (0 ok, 1 the call failed, 2 bad usage, 3 `status
+ * codes (0 ok, 1 the call failed (or `dashboard` could not listen), 2 bad usage, 3 `status
  * --fail-on-rejections` found problems, 130 interrupted). Free of process
  * globals, so tests can run it in-process; `main.ts` wires it to the process.
  */
@@ -18,6 +18,7 @@ import {
   usageOf,
 } from "./aetherctl-flags.js";
 import type { CommandContext } from "./command-context.js";
+import { runDashboard } from "./commands/dashboard.js";
 import { runEtcdRbac } from "./commands/etcd-rbac.js";
 import { runExplain } from "./commands/explain.js";
 import { runFleet } from "./commands/fleet.js";
@@ -25,6 +26,7 @@ import { runGet } from "./commands/get.js";
 import { runList } from "./commands/list.js";
 import { runStatus } from "./commands/status.js";
 import { runWatch } from "./commands/watch.js";
+import type { BrowserOpener } from "./dashboard/open-browser.js";
 import { describeCallError } from "./error-message.js";
 import { isEtcdRbacCommandLine } from "./etcd-rbac-flags.js";
 import { loadOriginKeysCheck } from "./origin-keys-file.js";
@@ -51,6 +53,8 @@ export interface AetherctlIo {
   readonly now?: () => number;
   /** Aborted on Ctrl-C; default never. */
   readonly signal?: AbortSignal;
+  /** What `dashboard --open` opens its URL with; default the platform's opener. */
+  readonly openBrowser?: BrowserOpener;
 }
 
 function dispatch(context: CommandContext, command: Command): Promise<number> {
@@ -67,6 +71,8 @@ function dispatch(context: CommandContext, command: Command): Promise<number> {
       return runStatus(context, command);
     case "fleet":
       return runFleet(context, command);
+    case "dashboard":
+      return runDashboard(context, command);
   }
 }
 
@@ -124,6 +130,7 @@ export async function runAetherctl(argv: readonly string[], io: AetherctlIo): Pr
     now: io.now ?? Date.now,
     signal,
     signatures,
+    ...(io.openBrowser === undefined ? {} : { openBrowser: io.openBrowser }),
   };
   try {
     return await dispatch(context, line.command);

@@ -7,6 +7,7 @@
 import type { CallOptions } from "@connectrpc/connect";
 import type { SignatureCheck } from "../../services/common/signature-check.js";
 import type { GlobalOptions } from "./aetherctl-flags.js";
+import type { BrowserOpener } from "./dashboard/open-browser.js";
 import type { RegistrarClient } from "./registrar-client.js";
 
 /** The environment of one command. */
@@ -27,6 +28,8 @@ export interface CommandContext {
   readonly signal: AbortSignal;
   /** The `--origin-keys` check `get` and `list` report signatures with; undefined: not checked. */
   readonly signatures: SignatureCheck | undefined;
+  /** What `dashboard --open` opens its URL with; undefined: the platform's opener. */
+  readonly openBrowser?: BrowserOpener;
 }
 
 /** The call options of a unary call: the `--timeout` deadline and the interrupt signal. */
