@@ -7,8 +7,10 @@
  * dashboard with no credentials at all. It lists, follows WatchConfig (an
  * edit arrives; the client's abort closes the registrar's stream), answers
  * GetFleetStatus and GetConfigStatus, passes the registrar's errors through
- * with their code and message, and refuses ReportAppliedConfig; without
- * the console's assets, / says they are not built.
+ * with their code and message and none of the browser's headers to the
+ * registrar, refuses ReportAppliedConfig, and ends the browser's stream
+ * when the registrar ends its own; without the console's assets, / says
+ * they are not built.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,14 +19,16 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPORT_REFUSED } from "../../clients/aetherctl/dashboard/config-gateway.js";
+import { createDashboardServer } from "../../clients/aetherctl/dashboard/dashboard-server.js";
 import { ConfigService, WatchEventType } from "../../gen/aether/registry/v1/config_service_pb.js";
 import { connectErrorOf } from "../support/connect-error-of.js";
 import { plainRequest, type RunningDashboard, startDashboard } from "../support/dashboard-run.js";
 import { startTestRegistrar, type TestRegistrar } from "../support/in-process-registrar.js";
-import { connectClient, registrarTlsFlags } from "../support/mtls-clients.js";
+import { clientTlsOptions, connectClient, registrarTlsFlags } from "../support/mtls-clients.js";
 import { makeProjection } from "../support/projections.js";
 import { createSpiffePki, REGISTRAR_ID, type SpiffePki } from "../support/test-spiffe-pki.js";
 import { waitFor } from "../support/wait.js";
+import { recordWatch } from "../support/watch-recorder.js";
 
 let dir: string;
 let pki: SpiffePki;
@@ -167,9 +171,66 @@ describe("aetherctl dashboard: the ConfigService gateway over mutual TLS", () =>
     expect((await viaDashboard().getConfigStatus({})).cluster).toBe("hub");
   });
 
+  it("sends the registrar the message and none of the browser's headers", async () => {
+    const upstream: Headers[] = [];
+    const recording = createConnectTransport({
+      baseUrl: registrar.url,
+      httpVersion: "1.1",
+      nodeOptions: clientTlsOptions(pki, pki.client),
+      interceptors: [
+        (next) => (request) => {
+          upstream.push(new Headers(request.header));
+          return next(request);
+        },
+      ],
+    });
+    const server = createDashboardServer({
+      client: createClient(ConfigService, recording),
+      timeoutMs: 5_000,
+      assetsDir: dir,
+      host: "127.0.0.1",
+      port: 0,
+    });
+    const url = await server.start();
+    try {
+      const browser = {
+        authorization: "Bearer from-the-browser",
+        cookie: "session=1",
+        "x-forwarded-for": "203.0.113.9",
+        "x-aether-test": "1",
+      };
+      const response = await plainRequest(url, "/aether.registry.v1.ConfigService/ListAllConfig", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "connect-protocol-version": "1",
+          ...browser,
+        },
+        body: JSON.stringify({ services: ["shop/cart"] }),
+      });
+      expect(response.status).toBe(200);
+      expect(JSON.parse(response.body).projections[0].service).toBe("shop/cart");
+      expect(upstream).toHaveLength(1);
+      for (const name of Object.keys(browser)) expect(upstream[0]?.has(name), name).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("refuses ReportAppliedConfig: a browser is not an agent", async () => {
     const error = await connectErrorOf(() => viaDashboard().reportAppliedConfig({ agentId: "x" }));
     expect(error.rawMessage).toBe(REPORT_REFUSED);
     expect(error.code).toBe(Code.PermissionDenied);
+  });
+
+  it("ends the browser's WatchConfig when the registrar ends its stream (it stops)", async () => {
+    const watch = recordWatch(viaDashboard(), {});
+    await watch.until(
+      (events) => events.some((e) => e.type === WatchEventType.SYNCED),
+      10_000,
+      "SYNCED through the dashboard",
+    );
+    await registrar.stop();
+    expect(await watch.ended).toBeUndefined();
   });
 });
