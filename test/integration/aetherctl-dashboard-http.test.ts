@@ -4,8 +4,8 @@
  * and serves anyway (an API call gets aetherctl's explanation); it serves
  * the console's files with their types, cache policy and security headers,
  * refuses paths out of the assets directory (a symbolic link too), other
- * methods, a foreign Host (DNS rebinding) and another site's Origin; and
- * Ctrl-C ends it with exit 0.
+ * methods, a foreign Host (DNS rebinding) and another site's Origin; it
+ * warns when listening beyond loopback; and Ctrl-C ends it with exit 0.
  */
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -162,6 +162,24 @@ describe("aetherctl dashboard: the HTTP front", () => {
     expect(own.status).toBe(503);
     expect(JSON.parse(own.body).code).toBe("unavailable");
     expect(own.headers["x-content-type-options"]).toBe("nosniff");
+  });
+
+  it("warns when it listens beyond loopback, and still answers only its own names", async () => {
+    const wide = await startDashboard(["--registrar", NOBODY, "--listen", "0.0.0.0:0"]);
+    try {
+      expect(wide.output().stderr).toContain(
+        "warning: listening on 0.0.0.0, not loopback: anyone who can reach it calls the registrar with your identity",
+      );
+      const port = new URL(wide.url).port;
+      const local = await plainRequest(wide.url, "/", { headers: { host: `127.0.0.1:${port}` } });
+      expect(local.status).toBe(200);
+      const foreign = await plainRequest(wide.url, "/", {
+        headers: { host: `evil.example:${port}` },
+      });
+      expect(foreign.status).toBe(421);
+    } finally {
+      expect((await wide.stop()).code).toBe(0);
+    }
   });
 
   it("stops on Ctrl-C with exit 0 and no longer listens", async () => {
