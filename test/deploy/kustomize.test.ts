@@ -475,15 +475,20 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
   });
 
   describe("the spokes", () => {
-    it.each(SPOKES)("%s: the registrar imports only: no export source, no API token", (dir) => {
-      const objects = objectsOf(dir);
-      const registrar = workload(objects, "Deployment", "aether-registrar");
-      const args = soleContainerArgs(objects, registrar);
-      expect(flagValues(args, "export-source")).toEqual([]);
-      expect(flagValues(args, "election-ttl")).toEqual([]);
-      expect(flagValue(args, "store")).toBe("etcd");
-      expect(registrar.pod.automountServiceAccountToken).toBe(false);
-    });
+    it.each(SPOKES)(
+      "%s: the registrar imports only: no export source, an API token only to read local routes",
+      (dir) => {
+        const objects = objectsOf(dir);
+        const registrar = workload(objects, "Deployment", "aether-registrar");
+        const args = soleContainerArgs(objects, registrar);
+        expect(flagValues(args, "export-source")).toEqual([]);
+        expect(flagValues(args, "election-ttl")).toEqual([]);
+        expect(flagValue(args, "store")).toBe("etcd");
+        const local = LOCAL_ROUTES.includes(dir);
+        expect(flagValues(args, "local-source")).toEqual(local ? ["kubernetes"] : []);
+        expect(registrar.pod.automountServiceAccountToken).toBe(local);
+      },
+    );
 
     it.each(SPOKES)("%s: the agent DaemonSet follows this cluster's registrar Service", (dir) => {
       const objects = objectsOf(dir);
@@ -672,9 +677,11 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
           ...ofKind(objects, "RoleBinding"),
           ...ofKind(objects, "ClusterRoleBinding"),
         ] as Binding[];
+        /** The ServiceAccount each API-reading binding (by name) binds. */
         const expected: Record<string, string> = {
           "aether-registrar-export": "aether-registrar",
           "aether-agent-local-routes": "aether-agent",
+          "aether-registrar-local-routes": "aether-registrar",
         };
         /** The ServiceAccounts bound to API-reading roles (not the SVID request role). */
         const bound = new Set<string>();
@@ -688,7 +695,7 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
             expect(subject.name, binding.metadata.name).toBe(
               svid
                 ? binding.metadata.name.replace(/-svid-requests$/, "")
-                : expected[binding.roleRef.name],
+                : expected[binding.metadata.name],
             );
             const account = find(objects, "ServiceAccount", subject.name);
             expect(subject.namespace, binding.metadata.name).toBe(account.metadata.namespace);
@@ -704,7 +711,7 @@ describe.skipIf(!hasKubectl)("deploy/ Kustomize renderings (kubectl kustomize)",
           ).toBe(bound.has(account));
         }
         const wanted = LOCAL_ROUTES.includes(dir)
-          ? ["aether-agent"]
+          ? ["aether-agent", "aether-registrar"]
           : HUBS.includes(dir)
             ? ["aether-registrar"]
             : [];

@@ -169,8 +169,10 @@ describe.skipIf(!hasKubectl)("deploy/ mutual TLS: where the SVIDs come from", ()
             namespace: w.object.metadata.namespace,
           });
         }
+        // A token only where the registrar reads local routes (components/agent-local-routes).
         const { w } = r.registrarOf(dir);
-        expect(w.pod.automountServiceAccountToken).toBe(false);
+        const args = (w.pod.containers?.[0]?.args ?? []) as string[];
+        expect(w.pod.automountServiceAccountToken).toBe(args.includes("--local-source=kubernetes"));
       },
     );
   });
