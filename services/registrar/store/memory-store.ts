@@ -28,21 +28,19 @@ import {
 } from "./config-store.js";
 import {
   assertServiceKey,
-  callHandler,
   checkListOptions,
-  checkWatchRevision,
   createEntryDecoder,
   createPageCollector,
   encodeProjection,
   encodeWriteBatch,
   listRange,
-  type RawChange,
 } from "./decode-entry.js";
 import {
   createMemoryBackend,
   type MemoryBackend,
   type MemoryBackendOptions,
 } from "./memory-backend.js";
+import { openMemoryWatch } from "./memory-watch.js";
 import { DEFAULT_STORE_PREFIX, normalizePrefix, projectionKey } from "./store-key.js";
 
 export {
@@ -155,51 +153,16 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryConfigStor
     afterRevision: number,
     handler: WatchHandler,
     filter: ProjectionFilter = {},
-  ): StoreWatch => {
-    checkWatchRevision(afterRevision);
-    let active = true;
-    let queue: RawChange[] = [];
-    let scheduled = false;
-    let unsubscribe = (): void => {};
-
-    const stop = (): void => {
-      active = false;
-      unsubscribe();
-      watches.delete(stop);
-    };
-    const fail = (error: Error): void => {
-      stop();
-      queueMicrotask(() => callHandler(logger, () => handler.onError(error)));
-    };
-    const flush = (): void => {
-      scheduled = false;
-      if (!active) return;
-      const changes = queue;
-      queue = [];
-      const events = decoder.decodeChanges(changes, filter);
-      if (events.length > 0) callHandler(logger, () => handler.onEvents(events));
-    };
-    const enqueue = (changes: RawChange[]): void => {
-      queue.push(...changes);
-      if (!scheduled && queue.length > 0) {
-        scheduled = true;
-        queueMicrotask(flush);
-      }
-    };
-
-    watches.add(stop);
-    if (closed) {
-      fail(new StoreUnavailableError("the memory store is closed"));
-    } else if (afterRevision < backend.compactRevision - 1) {
-      fail(compacted(afterRevision + 1));
-    } else {
-      enqueue(backend.changesAfter(afterRevision));
-      unsubscribe = backend.subscribe((change) => enqueue([change]));
-    }
-    return {
-      cancel: async () => stop(),
-    };
-  };
+  ): StoreWatch =>
+    openMemoryWatch({
+      backend,
+      afterRevision,
+      watches,
+      closed: closed ? new StoreUnavailableError("the memory store is closed") : undefined,
+      decode: (changes) => decoder.decodeChanges(changes, filter),
+      handler,
+      logger,
+    });
 
   return {
     kind: "memory",

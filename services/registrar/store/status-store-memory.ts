@@ -7,9 +7,9 @@
 import { clusterStatusPrefix } from "../../common/status-layout.js";
 import { allOriginsKeyPrefix } from "../../common/store-layout.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
-import { StoreCompactedError, StoreUnavailableError, type StoreWatch } from "./config-store.js";
-import { callHandler, checkWatchRevision, type RawChange } from "./decode-entry.js";
+import { StoreUnavailableError, type StoreWatch } from "./config-store.js";
 import type { MemoryBackend } from "./memory-backend.js";
+import { openMemoryWatch } from "./memory-watch.js";
 import {
   checkStatusWrites,
   createStatusDecoder,
@@ -57,46 +57,16 @@ export function createMemoryStatusStore(options: MemoryStatusStoreOptions): Stat
     return { entries, revision };
   };
 
-  const watch = (afterRevision: number, handler: StatusWatchHandler): StoreWatch => {
-    checkWatchRevision(afterRevision);
-    let queue: RawChange[] = [];
-    let scheduled = false;
-    let active = true;
-    let unsubscribe = (): void => {};
-    const stop = (): void => {
-      active = false;
-      unsubscribe();
-      watches.delete(stop);
-    };
-    const fail = (error: Error): void => {
-      stop();
-      queueMicrotask(() => callHandler(logger, () => handler.onError(error)));
-    };
-    const flush = (): void => {
-      scheduled = false;
-      if (!active) return;
-      const events = decoder.events(queue);
-      queue = [];
-      if (events.length > 0) callHandler(logger, () => handler.onEvents(events));
-    };
-    const enqueue = (changes: readonly RawChange[]): void => {
-      queue.push(...changes);
-      if (scheduled || queue.length === 0) return;
-      scheduled = true;
-      queueMicrotask(flush);
-    };
-    watches.add(stop);
-    if (closed) {
-      fail(new StoreUnavailableError("the memory status store is closed"));
-    } else if (afterRevision < backend.compactRevision - 1) {
-      const oldest = backend.compactRevision;
-      fail(new StoreCompactedError(`revision ${afterRevision + 1} has been compacted`, oldest));
-    } else {
-      enqueue(backend.changesAfter(afterRevision));
-      unsubscribe = backend.subscribe((change) => enqueue([change]));
-    }
-    return { cancel: async () => stop() };
-  };
+  const watch = (afterRevision: number, handler: StatusWatchHandler): StoreWatch =>
+    openMemoryWatch({
+      backend,
+      afterRevision,
+      watches,
+      closed: closed ? new StoreUnavailableError("the memory status store is closed") : undefined,
+      decode: (changes) => decoder.events(changes),
+      handler,
+      logger,
+    });
 
   return {
     kind: "memory",
