@@ -5,7 +5,8 @@
 # iproute2's `ip` (the partition e2e test cuts a veth pair between network
 # namespaces), and curl (the mTLS tests call the registrar with `curl --cert`),
 # and promtool (test/deploy/monitoring.test.ts checks and unit-tests the alert
-# rules with it).
+# rules with it), and chromium (the console's browser tests drive Debian's
+# /usr/bin/chromium headless through playwright-core).
 # kubectl renders the manifests when present (its tests say so
 # and skip when it is absent).
 # Installs Debian's packages when they are missing and we are root; otherwise
@@ -34,6 +35,7 @@ command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 need_promtool=()
 command -v promtool >/dev/null 2>&1 || need_promtool=(promtool)
 if [ "${#missing[@]}" -eq 0 ] && [ "${#need_promtool[@]}" -eq 0 ]; then
