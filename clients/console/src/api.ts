@@ -6,12 +6,12 @@
  * JSON at 1,000 services); unary calls are POSTs (the dashboard requires the
  * Connect-Protocol-Version header, which connect-web sends).
  */
-import { type Client, createClient } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { ConfigService } from "../../../gen/aether/registry/v1/config_service_pb.js";
+import type { ConfigClient } from "./config-client.js";
 
-/** The ConfigService client the views call. */
-export type ConfigClient = Client<typeof ConfigService>;
+export type { ConfigClient } from "./config-client.js";
 
 /** A client of the ConfigService at `baseUrl` (default: the page's origin). */
 export function createConfigClient(baseUrl: string = window.location.origin): ConfigClient {
