@@ -146,6 +146,21 @@ const SPEC_FIX = JSON.stringify({
   },
 });
 
+/**
+ * Resolves once every status PATCH the fake received is accounted for by a
+ * status run the hub logged (the sum of their `due`): the run logs after its
+ * writes, and its line reaches the test through a pipe, so a write the fake
+ * already shows may still have its run's line on the way. Taking a log mark
+ * before this could find that earlier run's line after the mark.
+ */
+async function writesLogged(): Promise<void> {
+  const logged = () =>
+    hub.logs
+      .filter((line) => line.msg === "status run")
+      .reduce((sum, line) => sum + Number(line.due), 0);
+  await waitFor(() => logged() === patches().length, TIMEOUT_MS, "every status PATCH's run logged");
+}
+
 /** Resolves once the hub logged a status run after log line `mark`, returning it. */
 async function statusRunAfter(mark: number): Promise<Record<string, unknown>> {
   let found: Record<string, unknown> | undefined;
@@ -230,6 +245,7 @@ describe("the export leader writes status back to the Kubernetes objects it proj
 
   it("writes nothing when no status changes, and only the object whose status changes", async () => {
     await fleetSettled();
+    await writesLogged();
     const before = patches().length;
     // An edit the projections do not see: an export run, no status to write.
     let mark = hub.logs.length;
@@ -273,6 +289,7 @@ describe("the export leader writes status back to the Kubernetes objects it proj
     const edited = patches().slice(before);
     expect(edited.length).toBeGreaterThanOrEqual(1);
     for (const request of edited) expect(request.url).toContain("/httproutes/bad-backend/status");
+    await writesLogged();
     const written = patches().length;
 
     // Its own write comes back as a watch event: that run writes nothing either.
