@@ -4,6 +4,7 @@
  * `#/service/shop/checkout`, `#/explain?service=shop/checkout`, `#/live`.
  * Pure: parse and format, nothing else.
  */
+import { MESH_RECORD } from "../../../services/common/service-name.js";
 
 /** The views. */
 export type ViewName = "fleet" | "service" | "explain" | "live";
@@ -19,6 +20,12 @@ export interface Route {
 
 const VIEWS: readonly ViewName[] = ["fleet", "service", "explain", "live"];
 
+/** The service of `#/service/NS/NAME` (or `#/service/@mesh`, the mesh record); empty for another path. */
+function serviceOf(parts: readonly string[]): string {
+  if (parts.length >= 3) return `${parts[1]}/${parts[2]}`;
+  return parts[1] === MESH_RECORD ? MESH_RECORD : "";
+}
+
 /** The route of `hash` (`location.hash`); the fleet for an empty or unknown one. */
 export function parseRoute(hash: string): Route {
   const text = hash.replace(/^#\/?/, "");
@@ -30,7 +37,7 @@ export function parseRoute(hash: string): Route {
   const query = new Map(new URLSearchParams(search));
   const view = VIEWS.find((name) => name === parts[0]);
   if (view === undefined) return { view: "fleet", service: "", query };
-  const service = view === "service" && parts.length >= 3 ? `${parts[1]}/${parts[2]}` : "";
+  const service = view === "service" ? serviceOf(parts) : "";
   return { view, service, query };
 }
 
