@@ -21,6 +21,15 @@ const PROCESS_FOLDERS = [
   "services/signing",
 ];
 
+/** The npm packages the console (a browser bundle) may import. */
+const CONSOLE_PACKAGES = [
+  "@bufbuild/protobuf",
+  "re2js",
+  "@connectrpc/connect",
+  "@connectrpc/connect-web",
+  "preact",
+];
+
 /** The folders whose imports are ruled, and what each may import besides itself. */
 const RULES: Record<
   string,
@@ -50,17 +59,18 @@ const RULES: Record<
     node: true,
   },
   "clients/examples": { folders: ["gen"], node: true },
+  // The console's tests (before `clients/console`: the first matching folder rules): its
+  // packages, vitest and the renderer of its components; no Node built-ins either.
+  "clients/console/test": {
+    folders: ["clients/console", "gen", "services/common"],
+    node: false,
+    packages: [...CONSOLE_PACKAGES, "preact-render-to-string", "vitest"],
+  },
   // The console runs in the browser: no Node built-ins, only its own packages.
   "clients/console": {
     folders: ["gen", "services/common"],
     node: false,
-    packages: [
-      "@bufbuild/protobuf",
-      "re2js",
-      "@connectrpc/connect",
-      "@connectrpc/connect-web",
-      "preact",
-    ],
+    packages: CONSOLE_PACKAGES,
   },
   "services/sandbox": {
     folders: [
