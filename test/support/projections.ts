@@ -3,11 +3,14 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   type MeshConfigSchema,
   PathMatchType,
+  PathModifierType,
+  type Route,
   RouteKind,
   RouteRole,
-  type RouteRuleSchema,
+  RouteRuleSchema,
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
+  StringMatchType,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { MESH_RECORD } from "../../services/common/service-name.js";
 
@@ -94,4 +97,54 @@ export function makeProjection(
       },
     ],
   });
+}
+
+/**
+ * A canary projection of `service` (`namespace/name`): one producer HTTP
+ * route whose rule matches `POST /cart…` with header `x-beta: 1`, sets a
+ * request header and rewrites the prefix to `/v2`, and sends `weights[0]`
+ * to `NAME-v1` and `weights[1]` to `NAME-v2` (default 80/20, both port 80),
+ * with a 10s request timeout; at `version` (default {@link versionAt}(1)).
+ */
+export function canaryProjection(
+  service: string,
+  options: { version?: string; weights?: readonly [number, number] } = {},
+): ServiceConfigProjection {
+  const [namespace, name] = service.split("/") as [string, string];
+  const [stable, canary] = options.weights ?? [80, 20];
+  const projection = makeProjection(service, { version: options.version ?? versionAt(1) });
+  const route = projection.routes[0] as Route;
+  route.name = `${name}-canary`;
+  route.rules = [
+    create(RouteRuleSchema, {
+      name: "beta",
+      matches: [
+        {
+          path: { type: PathMatchType.PATH_PREFIX, value: "/cart" },
+          method: "POST",
+          headers: [{ type: StringMatchType.EXACT, name: "x-beta", value: "1" }],
+        },
+      ],
+      filters: [
+        {
+          filter: {
+            case: "requestHeaderModifier",
+            value: { set: [{ name: "x-canary", value: "yes" }] },
+          },
+        },
+        {
+          filter: {
+            case: "urlRewrite",
+            value: { path: { type: PathModifierType.REPLACE_PREFIX_MATCH, value: "/v2" } },
+          },
+        },
+      ],
+      backends: [
+        { service: `${namespace}/${name}-v1`, port: 80, weight: stable },
+        { service: `${namespace}/${name}-v2`, port: 80, weight: canary },
+      ],
+      timeouts: { request: { seconds: 10n } },
+    }),
+  ];
+  return projection;
 }

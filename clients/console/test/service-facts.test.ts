@@ -16,6 +16,7 @@ import { historyRows } from "../src/views/service/service-history.js";
 import { gatherRejections } from "../src/views/service/service-rejections.js";
 
 const status = create(GetConfigStatusResponseSchema, {
+  cluster: "spoke",
   origins: [
     { origin: "hub", projections: 4, signedProjections: 3, trusted: true },
     { origin: "west", projections: 1, trusted: false },
@@ -51,6 +52,12 @@ const fleet = create(GetFleetStatusResponseSchema, {
                 message: "bad",
               },
             },
+          ],
+        },
+        {
+          cluster: "spoke",
+          importRejections: [
+            { originCluster: "west", version: "v3", reason: "untrusted_origin", message: "dup" },
           ],
         },
         {
@@ -127,17 +134,17 @@ describe("headerFacts", () => {
 });
 
 describe("gatherRejections", () => {
-  it("lists this registrar's rejections and conflicts, then each cluster's, by cluster", () => {
+  it("lists this registrar's rejections and conflicts, then each other cluster's, by cluster", () => {
     expect(gatherRejections("shop/cart", status, fleet)).toEqual([
       {
-        where: "this registrar",
+        where: "registrar of spoke (this one)",
         origin: "west",
         version: "",
         reason: "untrusted_origin",
         message: "not trusted",
       },
       {
-        where: "this registrar",
+        where: "registrar of spoke (this one)",
         origin: "east",
         version: "",
         reason: "conflict",
@@ -157,6 +164,15 @@ describe("gatherRejections", () => {
         reason: "bad_signature",
         message: "bad",
       },
+    ]);
+  });
+
+  it("lists every cluster's import rejections while GetConfigStatus has not answered", () => {
+    const rows = gatherRejections("shop/cart", undefined, fleet);
+    expect(rows.map((row) => row.where)).toEqual([
+      "registrar of east",
+      "registrar of spoke",
+      "3 agents in west",
     ]);
   });
 

@@ -37,9 +37,9 @@ const canary = create(ServiceConfigProjectionSchema, {
           name: "beta",
           matches: [
             {
-              path: { type: PathMatchType.PATH_PREFIX, value: "/cart" },
-              method: "POST",
-              headers: [{ type: StringMatchType.EXACT, name: "x-beta", value: "1" }],
+              path: { type: PathMatchType.EXACT, value: "/cart/pay" },
+              method: "PUT",
+              headers: [{ type: StringMatchType.REGULAR_EXPRESSION, name: "x-beta", value: "^1$" }],
               queryParams: [{ type: StringMatchType.REGULAR_EXPRESSION, name: "v", value: "^2" }],
             },
           ],
@@ -86,7 +86,7 @@ describe("projectionTree", () => {
       "section HTTP routes (1)",
       "  route HTTPRoute shop/checkout-canary",
       '    rule rule 0 "beta"',
-      '      match path starts with /cart and method POST and header x-beta = "1" and query v ~ "^2"',
+      '      match path = /cart/pay and method PUT and header x-beta ~ "^1$" and query v ~ "^2"',
       "      filter request headers: set x-canary=yes, remove x-debug",
       "      filter rewrite: prefix → /v2",
       "      backend shop/checkout-v1:8080 [80%]",

@@ -45,6 +45,11 @@ export function backendNodes(id: string, backends: readonly Backend[]): TreeNode
   });
 }
 
+/** `1 match`, `2 matches`. */
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function ruleNode(id: string, rule: RouteRule, index: number): TreeNode {
   const matches =
     rule.matches.length === 0
@@ -70,7 +75,7 @@ function ruleNode(id: string, rule: RouteRule, index: number): TreeNode {
   ]
     .filter(([, text]) => text !== "")
     .map(([name, text]) => leaf(`${id}/${name}`, "policy", `${name}: ${text}`));
-  const counts = `${rule.matches.length} matches, ${rule.backends.length} backends`;
+  const counts = `${count(rule.matches.length, "match", "matches")}, ${count(rule.backends.length, "backend", "backends")}`;
   return {
     id,
     kind: "rule",

@@ -25,7 +25,8 @@ export interface RejectionRow {
 /**
  * The rows for `service`: this registrar's import rejections and
  * conflicts first, then each cluster's (by cluster name) import rejections
- * and agent rejections from the fleet status. Either source may be missing
+ * (except this registrar's cluster's, already listed) and agent rejections
+ * from the fleet status. Either source may be missing
  * (not answered yet, or failed).
  */
 export function gatherRejections(
@@ -34,10 +35,12 @@ export function gatherRejections(
   fleet: GetFleetStatusResponse | undefined,
 ): RejectionRow[] {
   const rows: RejectionRow[] = [];
+  const here = status === undefined ? "" : status.cluster;
+  const self = here === "" ? "this registrar" : `registrar of ${here} (this one)`;
   for (const r of status?.rejections ?? []) {
     if (r.service !== service) continue;
     rows.push({
-      where: "this registrar",
+      where: self,
       origin: r.originCluster,
       version: "",
       reason: r.reason,
@@ -47,7 +50,7 @@ export function gatherRejections(
   for (const c of status?.conflicts ?? []) {
     if (c.service !== service) continue;
     rows.push({
-      where: "this registrar",
+      where: self,
       origin: c.loserOrigins.join(", "),
       version: "",
       reason: "conflict",
@@ -57,7 +60,9 @@ export function gatherRejections(
   const entry = fleet?.services.find((s) => s.service === service);
   const clusters = [...(entry?.clusters ?? [])].sort((a, b) => a.cluster.localeCompare(b.cluster));
   for (const cluster of clusters) {
-    for (const r of cluster.importRejections) {
+    // This registrar's own cluster: its import rejections are listed above already.
+    const imports = cluster.cluster === here ? [] : cluster.importRejections;
+    for (const r of imports) {
       rows.push({
         where: `registrar of ${cluster.cluster}`,
         origin: r.originCluster,
