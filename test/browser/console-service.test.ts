@@ -5,7 +5,8 @@
  * matches, filters and backends weighted 80/20) and west's projection of
  * the same service (refused: west is not trusted). The tree shows routes →
  * rules → matches → backends with bars as wide as the weights' shares; the
- * refusal is shown with its reason; the list finds a
+ * refusal is shown with its reason; a new version put in the store
+ * appears without a reload and adds a history row; the list finds a
  * service by typing and opens it with Enter. Nothing is fetched from
  * elsewhere and the page logs no error.
  */
@@ -118,6 +119,31 @@ describe("the console's Service view in Chromium", () => {
     await search.press("Enter");
     await expect.poll(() => page.locator("main h1").textContent()).toBe("Service shop/cart");
     expect(new URL(page.url()).hash).toBe("#/service/shop/cart");
+    expect(view.errors).toEqual([]);
+    expect(view.foreign).toEqual([]);
+  });
+
+  it("shows a new version without a reload and adds it to the history", async () => {
+    const view = await openConsole(browser, `${dashboard.url}#/service/shop/checkout`);
+    const { page } = view;
+    const history = page.locator("table.history tbody tr");
+    await expect.poll(() => history.count()).toBe(1);
+    await page.evaluate(() => {
+      (globalThis as { notReloaded?: boolean }).notReloaded = true;
+    });
+    await hub.put(canaryProjection("shop/checkout", { version: versionAt(2), weights: [1, 3] }));
+    await expect
+      .poll(async () => (await bars(page)).map(({ text }) => text))
+      .toEqual(["25%", "75%"]);
+    expect((await bars(page))[1]?.share).toBeCloseTo(0.75, 1);
+    expect(await page.locator('[data-fact="version"]').textContent()).toBe(versionAt(2));
+    await expect.poll(() => history.count()).toBe(2);
+    expect(await history.first().textContent()).toContain(versionAt(2));
+    expect(await history.first().getAttribute("aria-current")).toBe("true");
+    expect(await history.nth(1).getAttribute("aria-current")).toBeNull();
+    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(
+      true,
+    );
     expect(view.errors).toEqual([]);
     expect(view.foreign).toEqual([]);
   });
