@@ -1,234 +1,45 @@
 /**
- * Turns `aetherctl explain`'s arguments (METHOD URL, `-H` headers, `--grpc`,
- * `--port`, `--from-namespace`) into the mesh destination and the request the
- * shared evaluator decides. The destination service comes from the URL's host
- * as Kubernetes DNS names it: `name.namespace`, `name.namespace.svc`,
- * `name.namespace.svc.<cluster domain>`, or a bare `name` in the caller's
- * namespace. Any other host name is left for a VirtualHost to name
- * (`virtualHostName`, resolved by `commands/explain.ts` against the
- * projections' VirtualHost names). Pure; every problem is a {@link UsageError}.
+ * `aetherctl explain`'s arguments as the shared parser reads them
+ * (`services/common/explain-target.ts`, which the console's Explain form
+ * uses too), each problem turned into a {@link UsageError} of `explain`
+ * (usage text, exit 2).
  */
-import type { EvaluatorRequest } from "../../services/common/evaluator-types.js";
-import { checkServiceName, isDns1123Label } from "../../services/common/service-name.js";
+import {
+  buildExplainTarget as buildShared,
+  type ExplainArguments,
+  ExplainInputError,
+  type ExplainTarget,
+  isServiceDnsName,
+  parseHeaderFlag as parseHeaderShared,
+  parseTargetUrl as parseUrlShared,
+  serviceOfHost as serviceOfHostShared,
+} from "../../services/common/explain-target.js";
 import { UsageError } from "../../services/process/usage-error.js";
 
-/** What `aetherctl explain` evaluates. */
-export interface ExplainTarget {
-  /**
-   * The destination service, `namespace/name`; `""` while `virtualHostName`
-   * is still to be looked up.
-   */
-  readonly service: string;
-  /**
-   * The URL's host name when it is not a Kubernetes DNS name of a service
-   * (for example `cart.shop.example`): the service is the one whose
-   * VirtualHost names match it.
-   */
-  readonly virtualHostName?: string;
-  /**
-   * Once looked up: the VirtualHost name that matched (`*.`-prefixed for a
-   * wildcard) and the VirtualHost (`namespace/name`) carrying it.
-   */
-  readonly virtualHost?: { readonly hostname: string; readonly virtualHost: string };
-  /** The service port the caller dials. */
-  readonly port: number;
-  /** The name of that port, for parentRefs that use `sectionName`; undefined when not given. */
-  readonly portName: string | undefined;
-  /** The namespace of the calling workload. */
-  readonly callerNamespace: string;
-  /** The request, as the evaluator takes it. */
-  readonly request: EvaluatorRequest;
-  /** A one-line summary of the request, for example `GET http://checkout.shop:8080/cart`. */
-  readonly summary: string;
-}
+export type { ExplainArguments, ExplainTarget };
+export { isServiceDnsName };
 
-/** The raw arguments of `aetherctl explain`. */
-export interface ExplainArguments {
-  /** The positional arguments after the flags: `METHOD URL`, or `URL` with `--grpc`. */
-  readonly positionals: readonly string[];
-  /** The caller's namespace (`--from-namespace`). */
-  readonly fromNamespace: string | undefined;
-  /** `--port`, when given. */
-  readonly port: string | undefined;
-  /** `--port-name`, when given. */
-  readonly portName: string | undefined;
-  /** Every `-H 'name: value'`. */
-  readonly headers: readonly string[];
-  /** `--grpc service/method`, when given. */
-  readonly grpc: string | undefined;
-}
-
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
-
-/** Parses a `-H` value, `name: value`, into a header pair (the value trimmed). */
-export function parseHeaderFlag(text: string): [string, string] {
-  const colon = text.indexOf(":");
-  const name = colon < 0 ? "" : text.slice(0, colon).trim();
-  if (colon < 0 || !TOKEN.test(name)) {
-    throw new UsageError(`-H ${JSON.stringify(text)} is not "name: value"`, "explain");
-  }
-  return [name, text.slice(colon + 1).trim()];
-}
-
-/**
- * Parses the target URL. A URL without a scheme gets `http://`, so
- * `checkout.shop:8080/cart` works too. Only http and https are accepted.
- */
-export function parseTargetUrl(text: string): URL {
-  const withScheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(text) ? text : `http://${text}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    throw new UsageError(`${JSON.stringify(text)} is not a URL`, "explain");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(
-      `${JSON.stringify(text)}: only http and https URLs can be explained`,
-      "explain",
-    );
-  }
-  return url;
-}
-
-/**
- * The service a host name denotes for a caller in `callerNamespace`:
- * `name` → `callerNamespace/name`; `name.ns`, `name.ns.svc` and
- * `name.ns.svc.<domain>` → `ns/name`. Throws a {@link UsageError} for IP
- * addresses and other host names.
- */
-export function serviceOfHost(host: string, callerNamespace: string): string {
-  const hostname = host.toLowerCase().replace(/\.$/, "");
-  checkNotAnAddress(hostname);
-  const labels = hostname.split(".");
-  const [name = "", namespace = callerNamespace] = labels;
-  if (!isServiceDnsName(hostname)) {
-    throw new UsageError(
-      `cannot tell the service from host ${JSON.stringify(hostname)}: use name, name.namespace, name.namespace.svc or name.namespace.svc.cluster.local`,
-      "explain",
-    );
-  }
-  const service = `${namespace}/${name}`;
-  const problem = checkServiceName(service);
-  if (problem !== undefined) throw new UsageError(`host ${hostname}: ${problem}`, "explain");
-  return service;
-}
-
-/**
- * Whether a host name has the shape of a Kubernetes DNS name of a service
- * (`name`, `name.ns`, `name.ns.svc…`); other names can only be VirtualHost
- * names.
- */
-export function isServiceDnsName(host: string): boolean {
-  const labels = host.toLowerCase().replace(/\.$/, "").split(".");
-  return labels.length <= 2 || labels[2] === "svc";
-}
-
-function checkNotAnAddress(hostname: string): void {
-  if (IPV4.test(hostname) || hostname.startsWith("[")) {
-    throw new UsageError(
-      `${hostname} is an IP address; explain needs the service's DNS name (name, name.namespace or name.namespace.svc.cluster.local)`,
-      "explain",
-    );
-  }
-}
-
-function parsePort(text: string): number {
-  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(port >= 1 && port <= 65535)) {
-    throw new UsageError(
-      `--port ${JSON.stringify(text)} must be a port number (1-65535)`,
-      "explain",
-    );
-  }
-  return port;
-}
-
-function parseGrpc(text: string): { service: string; method: string } {
-  const slash = text.lastIndexOf("/");
-  const service = text.slice(0, slash).replace(/^\//, "");
-  const method = text.slice(slash + 1);
-  if (slash < 0 || service === "" || method === "") {
-    throw new UsageError(
-      `--grpc ${JSON.stringify(text)} must be service/method (for example payments.v1.Ledger/Append)`,
-      "explain",
-    );
-  }
-  return { service, method };
-}
-
-function splitPositionals(args: ExplainArguments): { method: string; target: string } {
-  const positionals = args.positionals;
-  if (args.grpc !== undefined && positionals.length === 1) {
-    return { method: "POST", target: positionals[0] as string };
-  }
-  if (positionals.length !== 2) {
-    throw new UsageError(
-      args.grpc === undefined
-        ? "explain needs METHOD and URL (for example: GET http://checkout.shop:8080/cart)"
-        : "explain --grpc needs the URL of the service (for example: http://ledger.payments:9090)",
-      "explain",
-    );
-  }
-  const [method, target] = positionals as [string, string];
-  if (!TOKEN.test(method)) {
-    throw new UsageError(`${JSON.stringify(method)} is not an HTTP method`, "explain");
-  }
-  return { method, target };
-}
-
-/** Validates `aetherctl explain`'s arguments and builds what to evaluate. */
-export function buildExplainTarget(args: ExplainArguments): ExplainTarget {
-  const callerNamespace = args.fromNamespace;
-  if (callerNamespace === undefined) {
-    throw new UsageError(
-      "explain needs --from-namespace NS (the namespace of the calling workload)",
-      "explain",
-    );
-  }
-  if (!isDns1123Label(callerNamespace)) {
-    throw new UsageError(
-      `--from-namespace ${JSON.stringify(callerNamespace)} is not a namespace name (DNS-1123 label)`,
-      "explain",
-    );
-  }
-  const { method, target } = splitPositionals(args);
-  const url = parseTargetUrl(target);
-  const byName = !isServiceDnsName(url.hostname);
-  if (byName) checkNotAnAddress(url.hostname.toLowerCase());
-  const service = byName ? "" : serviceOfHost(url.hostname, callerNamespace);
-  const lookup = byName ? { virtualHostName: url.hostname.toLowerCase().replace(/\.$/, "") } : {};
-  const scheme = url.protocol.slice(0, -1);
-  const port =
-    args.port !== undefined
-      ? parsePort(args.port)
-      : url.port !== ""
-        ? Number(url.port)
-        : scheme === "https"
-          ? 443
-          : 80;
-  const headers = args.headers.map(parseHeaderFlag);
-  if (args.grpc !== undefined) {
-    const grpc = parseGrpc(args.grpc);
-    return {
-      service,
-      ...lookup,
-      port,
-      portName: args.portName,
-      callerNamespace,
-      request: { kind: "grpc", authority: url.host, port, scheme, metadata: headers, ...grpc },
-      summary: `gRPC ${grpc.service}/${grpc.method} to ${url.host}`,
-    };
-  }
-  const path = `${url.pathname}${url.search}`;
-  return {
-    service,
-    ...lookup,
-    port,
-    portName: args.portName,
-    callerNamespace,
-    request: { kind: "http", method, scheme, host: url.host, port, path, headers },
-    summary: `${method} ${scheme}://${url.host}${path}`,
+/** Runs `parse`, rethrowing an {@link ExplainInputError} as a UsageError of `explain`. */
+function asUsage<A extends unknown[], R>(parse: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    try {
+      return parse(...args);
+    } catch (error) {
+      if (error instanceof ExplainInputError) throw new UsageError(error.message, "explain");
+      throw error;
+    }
   };
 }
+
+/** Parses a `-H` value, `name: value`, into a header pair; a UsageError when malformed. */
+export const parseHeaderFlag: (text: string) => [string, string] = asUsage(parseHeaderShared);
+
+/** Parses the target URL (`http://` when it has no scheme); a UsageError when not http(s). */
+export const parseTargetUrl: (text: string) => URL = asUsage(parseUrlShared);
+
+/** The service a host name denotes for a caller in a namespace; a UsageError otherwise. */
+export const serviceOfHost: (host: string, callerNamespace: string) => string =
+  asUsage(serviceOfHostShared);
+
+/** Validates `aetherctl explain`'s arguments and builds what to evaluate; a UsageError when invalid. */
+export const buildExplainTarget: (args: ExplainArguments) => ExplainTarget = asUsage(buildShared);
