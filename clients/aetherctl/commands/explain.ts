@@ -27,9 +27,10 @@ import {
 } from "../../../gen/aether/registry/v1/projection_pb.js";
 import { backendTlsFor } from "../../../services/common/backend-tls-select.js";
 import { evaluate } from "../../../services/common/evaluator.js";
+import { resolveTargetService } from "../../../services/common/explain-decide.js";
+import { ExplainInputError } from "../../../services/common/explain-target.js";
 import { httpFiltersForPort } from "../../../services/common/http-filter-selection.js";
 import { MESH_RECORD } from "../../../services/common/service-name.js";
-import { serviceForHost } from "../../../services/common/virtual-host-select.js";
 import { UsageError } from "../../../services/process/usage-error.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
 import {
@@ -175,17 +176,10 @@ async function resolveVirtualHost(
             signal: context.signal,
           })
         ).map((entry) => entry.projection);
-  const match = serviceForHost(projections, name, target.port);
-  if (match === undefined) {
-    throw new UsageError(
-      `cannot tell the service from host ${JSON.stringify(name)}: it is not a service's DNS name (name, name.namespace, name.namespace.svc or name.namespace.svc.cluster.local) and no VirtualHost names it for port ${target.port}`,
-      "explain",
-    );
+  try {
+    return resolveTargetService(target, projections);
+  } catch (error) {
+    if (error instanceof ExplainInputError) throw new UsageError(error.message, "explain");
+    throw error;
   }
-  const { namespace, name: object } = match.virtualHost;
-  return {
-    ...target,
-    service: match.service,
-    virtualHost: { hostname: match.hostname, virtualHost: `${namespace}/${object}` },
-  };
 }
