@@ -1,11 +1,94 @@
-/** The Explain view (placeholder until it is built). */
+/**
+ * The Explain view (`#/explain?method=GET&url=…`): the request form, whose
+ * fields live in the URL's query (a decision can be linked), and the
+ * decision, evaluated in the browser by the evaluator `aetherctl explain`
+ * and the agent use (`services/common/explain-decide.ts`) against the
+ * effective view or one origin's projections, fetched when the query asks.
+ */
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { type Explanation, explainInView } from "../../../../../services/common/explain-decide.js";
+import { ExplainInputError } from "../../../../../services/common/explain-target.js";
+import { formatRoute } from "../../route.js";
+import { useLive } from "../../use-live.js";
 import type { ViewProps } from "../../view-props.js";
+import { fetchView } from "./explain-fetch.js";
+import { ExplainFormView } from "./explain-form.js";
+import {
+  type ExplainForm,
+  formFromQuery,
+  formTarget,
+  formToQuery,
+  randomDescription,
+} from "./explain-model.js";
+import { ExplainResult } from "./explain-result.js";
+import "./explain.css";
+
+/** What the view shows under the form. */
+type Outcome =
+  | { readonly state: "idle" }
+  | { readonly state: "loading" }
+  | { readonly state: "error"; readonly message: string }
+  | { readonly state: "done"; readonly explanation: Explanation; readonly random: string };
 
 /** The Explain view. */
-export function ExplainView(_props: ViewProps) {
+export function ExplainView({ client, live, route, navigate }: ViewProps) {
+  const asked = useMemo(() => formFromQuery(route.query), [route.query]);
+  const askedKey = formatRoute({ view: "explain", query: formToQuery(asked) });
+  const [form, setForm] = useState<ExplainForm>(asked);
+  const [outcome, setOutcome] = useState<Outcome>({ state: "idle" });
+  const state = useLive(live);
+  const origins = useMemo(
+    () => [...new Set([...state.projections.values()].map((p) => p.originCluster))].sort(),
+    [state.projections],
+  );
+
+  // A new query (a submit, a link, Back): show its form and evaluate it.
+  useEffect(() => {
+    setForm(asked);
+    const request = formTarget(asked);
+    if (asked.url.trim() === "") return setOutcome({ state: "idle" });
+    if (!request.ok) return setOutcome({ state: "error", message: request.error });
+    const abort = new AbortController();
+    setOutcome({ state: "loading" });
+    fetchView(client, asked.origin.trim(), abort.signal).then(
+      (projections) => {
+        try {
+          const explanation = explainInView(request.target, projections, request.random());
+          setOutcome({ state: "done", explanation, random: randomDescription(asked) });
+        } catch (error) {
+          if (!(error instanceof ExplainInputError)) throw error;
+          setOutcome({ state: "error", message: error.message });
+        }
+      },
+      (error: unknown) => {
+        if (abort.signal.aborted) return;
+        setOutcome({ state: "error", message: `cannot read the view: ${String(error)}` });
+      },
+    );
+    return () => abort.abort();
+  }, [askedKey, client]);
+
+  const submit = () => navigate(formatRoute({ view: "explain", query: formToQuery(form) }));
   return (
-    <section aria-labelledby="view-title">
+    <section aria-labelledby="view-title" class="explain">
       <h1 id="view-title">Explain</h1>
+      <p class="muted">
+        What a caller's proxy does with a request, decided here by the same evaluator as{" "}
+        <span class="mono">aetherctl explain</span>, against the{" "}
+        {asked.origin.trim() === "" ? "effective view" : `projections of origin ${asked.origin}`}.
+      </p>
+      <ExplainFormView form={form} onChange={setForm} onSubmit={submit} origins={origins} />
+      <div aria-live="polite">
+        {outcome.state === "loading" && <p class="muted">Evaluating…</p>}
+        {outcome.state === "error" && (
+          <p class="error" role="alert">
+            {outcome.message}
+          </p>
+        )}
+        {outcome.state === "done" && (
+          <ExplainResult explanation={outcome.explanation} random={outcome.random} />
+        )}
+      </div>
     </section>
   );
 }
