@@ -20,13 +20,14 @@ export interface RunningDashboard {
 
 /**
  * Starts `aetherctl dashboard --listen 127.0.0.1:0` with `args` (the
- * registrar, TLS and dashboard flags) and resolves once it printed its URL
+ * registrar, TLS and dashboard flags) and `options.env` (default none: the
+ * operator's `AETHER_TLS_*` for a TLS registrar) and resolves once it printed its URL
  * and the registrar check (its second stderr line, or first); rejects when
  * it exits before that.
  */
 export async function startDashboard(
   args: readonly string[],
-  options: { openBrowser?: BrowserOpener } = {},
+  options: { openBrowser?: BrowserOpener; env?: NodeJS.ProcessEnv } = {},
 ): Promise<RunningDashboard> {
   const interrupt = new AbortController();
   let stdout = "";
@@ -38,7 +39,7 @@ export async function startDashboard(
   const checked = () => /registrar \S+ (answers|does not answer)/.test(stderr);
   const run = runAetherctlInProcess(["dashboard", "--listen", "127.0.0.1:0", ...args], {
     signal: interrupt.signal,
-    env: {},
+    env: options.env ?? {},
     ...(options.openBrowser === undefined ? {} : { openBrowser: options.openBrowser }),
     onStdout: (printed) => {
       stdout = printed;

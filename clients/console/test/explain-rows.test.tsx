@@ -138,7 +138,10 @@ describe("the decision's rows", () => {
         choices.findIndex((c) => c.chosen),
         `seed ${seed}`,
       ).toBe(expected);
+      picks.push(expected);
     }
+    // Seeds 4 and 36 draw above 0.9: both backends are picked.
+    expect(picks).toEqual([0, 0, 0, 1, 1]);
   });
 
   it("renders the rows, the highlighted decision, the shares and the service link", () => {

@@ -63,7 +63,9 @@ export function ExplainResult({
                 </td>
                 <td>{choice.weight}</td>
                 <td>
-                  <span class="bar" style={{ width: `${choice.percent}%` }} />
+                  <span class="bar-track" aria-hidden="true">
+                    <span class="bar" style={{ width: `${choice.percent}%` }} />
+                  </span>
                   {percentText(choice.percent)}
                 </td>
               </tr>
