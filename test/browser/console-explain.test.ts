@@ -4,7 +4,9 @@
  * filled as the command line says, submitted with Enter, gives the decision
  * `aetherctl explain … -o json` gives against the same registrar (the hub,
  * with the operator's TLS, through `aetherctl dashboard`) with the same
- * seed: outcome, status, route, rule, match, backend, redirect, filters.
+ * seed: outcome, status, route, rule, match, backend, redirect, filters;
+ * the first also in origin hub's projections (`--origin`), and the
+ * producer's weighted split, which the README's callers do not reach.
  * The decision's URL, opened anew, gives it again. Screenshot `explain.png`;
  * no console error and no request beyond the dashboard.
  */
@@ -36,7 +38,10 @@ async function readmeExamples(): Promise<string[][]> {
 
 /** An explain command line as the form's fields. */
 function formOf(args: readonly string[]) {
-  const fields = { method: "GET", url: "", from: "", port: "", grpc: "", headers: [] as string[] };
+  const fields = {
+    ...{ method: "GET", url: "", from: "", port: "", grpc: "", origin: "" },
+    headers: [] as string[],
+  };
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const word = args[i] as string;
@@ -45,6 +50,7 @@ function formOf(args: readonly string[]) {
     else if (word === "-H") fields.headers.push(value);
     else if (word === "--port") fields.port = value;
     else if (word === "--grpc") fields.grpc = value;
+    else if (word === "--origin") fields.origin = value;
     else {
       positionals.push(word);
       continue;
@@ -64,6 +70,7 @@ async function fillAndSubmit(page: Page, args: readonly string[]): Promise<void>
   await field("Caller namespace").fill(form.from);
   await field("Port").fill(form.port);
   await field("gRPC method").fill(form.grpc);
+  await field("Origin cluster").fill(form.origin);
   await field("Seed").fill(SEED);
   for (const [index, header] of form.headers.entries()) {
     await page.getByRole("button", { name: "Add header" }).click();
@@ -169,7 +176,12 @@ describe("the Explain view against the sandbox's hub", () => {
     const readme = await readmeExamples();
     expect(readme.length).toBeGreaterThanOrEqual(3);
     // And the producer's weighted split, which the README's callers (web) do not reach.
-    const examples = [...readme, ["--from-namespace", "shop", "GET", "http://checkout.shop:8080/"]];
+    // The first in one origin's projections (ListConfig) rather than the effective view.
+    const examples = [
+      ...readme,
+      ["--origin", "hub", ...(readme[0] ?? [])],
+      ["--from-namespace", "shop", "GET", "http://checkout.shop:8080/"],
+    ];
     for (const [n, args] of examples.entries()) {
       const run = await runAetherctlInProcess(
         ["--registrar", hub, "explain", ...args, "--seed-random", SEED, "-o", "json"],
