@@ -51,6 +51,7 @@ export function resolveTargetService(
   if (match === undefined) {
     throw new ExplainInputError(
       `cannot tell the service from host ${JSON.stringify(name)}: it is not a service's DNS name (name, name.namespace, name.namespace.svc or name.namespace.svc.cluster.local) and no VirtualHost names it for port ${target.port}`,
+      "url",
     );
   }
   const { namespace, name: object } = match.virtualHost;

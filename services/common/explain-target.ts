@@ -13,9 +13,20 @@
 import type { EvaluatorRequest } from "./evaluator-types.js";
 import { checkServiceName, isDns1123Label } from "./service-name.js";
 
+/** The argument an {@link ExplainInputError} is about (the console marks that field). */
+export type ExplainField = "method" | "url" | "headers" | "namespace" | "port" | "grpc";
+
 /** Arguments that cannot be explained; the message names the argument and the problem. */
 export class ExplainInputError extends Error {
   override readonly name = "ExplainInputError";
+
+  /** Creates the error about `field`. */
+  constructor(
+    message: string,
+    readonly field: ExplainField,
+  ) {
+    super(message);
+  }
 }
 
 /** What `aetherctl explain` evaluates. */
@@ -72,7 +83,7 @@ export function parseHeaderFlag(text: string): [string, string] {
   const colon = text.indexOf(":");
   const name = colon < 0 ? "" : text.slice(0, colon).trim();
   if (colon < 0 || !TOKEN.test(name)) {
-    throw new ExplainInputError(`-H ${JSON.stringify(text)} is not "name: value"`);
+    throw new ExplainInputError(`-H ${JSON.stringify(text)} is not "name: value"`, "headers");
   }
   return [name, text.slice(colon + 1).trim()];
 }
@@ -87,11 +98,12 @@ export function parseTargetUrl(text: string): URL {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new ExplainInputError(`${JSON.stringify(text)} is not a URL`);
+    throw new ExplainInputError(`${JSON.stringify(text)} is not a URL`, "url");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ExplainInputError(
       `${JSON.stringify(text)}: only http and https URLs can be explained`,
+      "url",
     );
   }
   return url;
@@ -111,11 +123,12 @@ export function serviceOfHost(host: string, callerNamespace: string): string {
   if (!isServiceDnsName(hostname)) {
     throw new ExplainInputError(
       `cannot tell the service from host ${JSON.stringify(hostname)}: use name, name.namespace, name.namespace.svc or name.namespace.svc.cluster.local`,
+      "url",
     );
   }
   const service = `${namespace}/${name}`;
   const problem = checkServiceName(service);
-  if (problem !== undefined) throw new ExplainInputError(`host ${hostname}: ${problem}`);
+  if (problem !== undefined) throw new ExplainInputError(`host ${hostname}: ${problem}`, "url");
   return service;
 }
 
@@ -133,6 +146,7 @@ function checkNotAnAddress(hostname: string): void {
   if (IPV4.test(hostname) || hostname.startsWith("[")) {
     throw new ExplainInputError(
       `${hostname} is an IP address; explain needs the service's DNS name (name, name.namespace or name.namespace.svc.cluster.local)`,
+      "url",
     );
   }
 }
@@ -140,7 +154,10 @@ function checkNotAnAddress(hostname: string): void {
 function parsePort(text: string): number {
   const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
   if (!(port >= 1 && port <= 65535)) {
-    throw new ExplainInputError(`--port ${JSON.stringify(text)} must be a port number (1-65535)`);
+    throw new ExplainInputError(
+      `--port ${JSON.stringify(text)} must be a port number (1-65535)`,
+      "port",
+    );
   }
   return port;
 }
@@ -152,6 +169,7 @@ function parseGrpc(text: string): { service: string; method: string } {
   if (slash < 0 || service === "" || method === "") {
     throw new ExplainInputError(
       `--grpc ${JSON.stringify(text)} must be service/method (for example payments.v1.Ledger/Append)`,
+      "grpc",
     );
   }
   return { service, method };
@@ -167,11 +185,12 @@ function splitPositionals(args: ExplainArguments): { method: string; target: str
       args.grpc === undefined
         ? "explain needs METHOD and URL (for example: GET http://checkout.shop:8080/cart)"
         : "explain --grpc needs the URL of the service (for example: http://ledger.payments:9090)",
+      "url",
     );
   }
   const [method, target] = positionals as [string, string];
   if (!TOKEN.test(method)) {
-    throw new ExplainInputError(`${JSON.stringify(method)} is not an HTTP method`);
+    throw new ExplainInputError(`${JSON.stringify(method)} is not an HTTP method`, "method");
   }
   return { method, target };
 }
@@ -182,11 +201,13 @@ export function buildExplainTarget(args: ExplainArguments): ExplainTarget {
   if (callerNamespace === undefined) {
     throw new ExplainInputError(
       "explain needs --from-namespace NS (the namespace of the calling workload)",
+      "namespace",
     );
   }
   if (!isDns1123Label(callerNamespace)) {
     throw new ExplainInputError(
       `--from-namespace ${JSON.stringify(callerNamespace)} is not a namespace name (DNS-1123 label)`,
+      "namespace",
     );
   }
   const { method, target } = splitPositionals(args);

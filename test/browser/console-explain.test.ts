@@ -215,3 +215,16 @@ describe("the Explain view against the sandbox's hub", () => {
     }
   }, 120_000);
 });
+
+describe("the Explain view's problems", () => {
+  it("says why a request cannot be explained and marks its field", async () => {
+    const { page, errors, foreign } = await openConsole(browser, `${dashboard.url}#/explain`);
+    await fillAndSubmit(page, ["--from-namespace", "web", "GET", "http://10.0.0.1:8080/"]);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("is an IP address");
+    expect(await page.getByLabel("URL", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    expect(page.url()).toContain("url=http%3A%2F%2F10.0.0.1%3A8080%2F");
+    expect(errors).toEqual([]);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+});

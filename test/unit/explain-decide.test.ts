@@ -3,18 +3,19 @@ import { describe, expect, it } from "vitest";
 import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
+  VirtualHostSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
 import { explainInView } from "../../services/common/explain-decide.js";
-import { buildExplainTarget, ExplainInputError } from "../../services/common/explain-target.js";
+import { buildExplainTarget } from "../../services/common/explain-target.js";
 import { makeProjection, meshRecord } from "../support/projections.js";
 
 /** shop/cart, named `www.cart.example` by a VirtualHost, routed to shop/cart-v1 (which has TLS on 80). */
-const cart = create(ServiceConfigProjectionSchema, {
-  ...makeProjection("shop/cart", { backend: "shop/cart-v1", origin: "hub" }),
-  virtualHosts: [
-    { port: 0, hostnames: ["www.cart.example"], namespace: "shop", name: "cart-names" },
-  ],
-});
+const cart = makeProjection("shop/cart", { backend: "shop/cart-v1", origin: "hub" });
+cart.virtualHosts = [
+  create(VirtualHostSchema, {
+    ...{ port: 0, hostnames: ["www.cart.example"], namespace: "shop", name: "cart-names" },
+  }),
+];
 const cartV1 = create(ServiceConfigProjectionSchema, {
   service: "shop/cart-v1",
   originCluster: "hub",
@@ -70,7 +71,7 @@ describe("explainInView: one decision over a whole view", () => {
 
   it("refuses a host no service's DNS name and no VirtualHost names, with aetherctl's reason", () => {
     expect(() => explainInView(target("http://nobody.shop.example/"), [cart], () => 0)).toThrow(
-      ExplainInputError,
+      expect.objectContaining({ name: "ExplainInputError", field: "url" }),
     );
     expect(() => explainInView(target("http://nobody.shop.example/"), [cart], () => 0)).toThrow(
       /no VirtualHost names it for port 80/,

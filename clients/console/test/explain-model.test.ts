@@ -86,16 +86,27 @@ describe("the target a form asks about (aetherctl explain's parser)", () => {
   });
 
   it.each([
-    ["no URL", form({ url: " " }), "enter the URL"],
-    ["a caller namespace that is no name", form({ url: "a.b", from: "Web!" }), "--from-namespace"],
-    ["a malformed header", form({ url: "a.b", headers: [{ name: "x y", value: "1" }] }), "-H"],
-    ["an IP address", form({ url: "http://10.0.0.1/" }), "IP address"],
-    ["a seed out of range", form({ url: "a.b", seed: "4294967296" }), "seed"],
-    ["a bad port", form({ url: "a.b", port: "70000" }), "--port"],
-  ])("refuses %s with the parser's reason", (_, value, words) => {
+    ["no URL", form({ url: " " }), "enter the URL", "url"],
+    [
+      "a caller namespace that is no name",
+      form({ url: "a.b", from: "Web!" }),
+      "--from-namespace",
+      "from",
+    ],
+    [
+      "a malformed header",
+      form({ url: "a.b", headers: [{ name: "x y", value: "1" }] }),
+      "-H",
+      "headers",
+    ],
+    ["an IP address", form({ url: "http://10.0.0.1/" }), "IP address", "url"],
+    ["a seed out of range", form({ url: "a.b", seed: "4294967296" }), "seed", "seed"],
+    ["a bad port", form({ url: "a.b", port: "70000" }), "--port", "port"],
+    ["a gRPC method without a slash", form({ url: "a.b", grpc: "Append" }), "--grpc", "grpc"],
+    ["a method that is no token", form({ url: "a.b", method: "GE T" }), "HTTP method", "method"],
+  ])("refuses %s with the parser's reason, naming the field", (_, value, words, field) => {
     const request = formTarget(value);
-    expect(request.ok).toBe(false);
-    if (!request.ok) expect(request.error).toContain(words);
+    expect(request).toMatchObject({ ok: false, error: expect.stringContaining(words), field });
   });
 
   it("gives aetherctl's random sources: constant 0, or mulberry32 of the seed, fresh each time", () => {

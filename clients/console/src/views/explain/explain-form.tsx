@@ -13,6 +13,10 @@ export interface ExplainFormProps {
   readonly onSubmit: () => void;
   /** Origin clusters to offer for the view (a datalist; any name can be typed). */
   readonly origins: readonly string[];
+  /** The field the last problem was about (`headers` for every header row); none when valid. */
+  readonly invalid?: string | undefined;
+  /** The id of the element that says the problem. */
+  readonly errorId: string;
 }
 
 type TextField = "method" | "url" | "from" | "port" | "grpc" | "origin" | "seed";
@@ -28,7 +32,10 @@ const FIELDS: readonly { key: TextField; label: string; placeholder: string; wid
 ];
 
 /** The Explain form. */
-export function ExplainFormView({ form, onChange, onSubmit, origins }: ExplainFormProps) {
+export function ExplainFormView(props: ExplainFormProps) {
+  const { form, onChange, onSubmit, origins } = props;
+  const invalid = (field: string) =>
+    props.invalid === field ? { "aria-invalid": true, "aria-describedby": props.errorId } : {};
   const setRow = (index: number, row: HeaderRow) =>
     onChange({ ...form, headers: form.headers.map((old, i) => (i === index ? row : old)) });
   return (
@@ -52,6 +59,7 @@ export function ExplainFormView({ form, onChange, onSubmit, origins }: ExplainFo
               autocomplete="off"
               list={key === "origin" ? "explain-origins" : undefined}
               disabled={key === "method" && form.grpc.trim() !== ""}
+              {...invalid(key)}
               onInput={(event) => onChange({ ...form, [key]: event.currentTarget.value })}
             />
           </label>
@@ -68,6 +76,7 @@ export function ExplainFormView({ form, onChange, onSubmit, origins }: ExplainFo
           <div class="header-row" key={index}>
             <input
               aria-label={`Header ${index + 1} name`}
+              {...invalid("headers")}
               value={row.name}
               placeholder="name"
               spellcheck={false}
@@ -75,6 +84,7 @@ export function ExplainFormView({ form, onChange, onSubmit, origins }: ExplainFo
             />
             <input
               aria-label={`Header ${index + 1} value`}
+              {...invalid("headers")}
               value={row.value}
               placeholder="value"
               spellcheck={false}

@@ -7,6 +7,7 @@
  */
 import {
   buildExplainTarget,
+  type ExplainField,
   ExplainInputError,
   type ExplainTarget,
 } from "../../../../../services/common/explain-target.js";
@@ -82,6 +83,16 @@ export function formToQuery(form: ExplainForm): [string, string][] {
   return [...FIELDS.map((key): [string, string] => [key, form[key]]), ["headers", headers]];
 }
 
+/** The form's field for each argument the parser can refuse. */
+const FORM_FIELD: Record<ExplainField, keyof ExplainForm> = {
+  method: "method",
+  url: "url",
+  headers: "headers",
+  namespace: "from",
+  port: "port",
+  grpc: "grpc",
+};
+
 /** What a form asks: the target and the random source, or why it cannot be asked. */
 export type FormRequest =
   | {
@@ -90,7 +101,12 @@ export type FormRequest =
       /** A fresh random source (call once per evaluation). */
       readonly random: () => () => number;
     }
-  | { readonly ok: false; readonly error: string };
+  | {
+      readonly ok: false;
+      readonly error: string;
+      /** The field the problem is about (its control is marked invalid). */
+      readonly field: keyof ExplainForm;
+    };
 
 /**
  * The target a form asks about, parsed as `aetherctl explain --from-namespace
@@ -98,12 +114,14 @@ export type FormRequest =
  * message when the form cannot be asked (an empty URL, a bad seed too).
  */
 export function formTarget(form: ExplainForm): FormRequest {
-  if (form.url.trim() === "") return { ok: false, error: "enter the URL of the request" };
+  if (form.url.trim() === "")
+    return { ok: false, error: "enter the URL of the request", field: "url" };
   const seed = form.seed.trim();
   if (seed !== "" && !(/^\d{1,10}$/.test(seed) && Number(seed) <= 0xffffffff)) {
     return {
       ok: false,
       error: `seed ${JSON.stringify(seed)} must be a whole number from 0 to 4294967295`,
+      field: "seed",
     };
   }
   const grpc = form.grpc.trim();
@@ -121,7 +139,8 @@ export function formTarget(form: ExplainForm): FormRequest {
     const random = seed === "" ? () => () => 0 : () => mulberry32(Number(seed));
     return { ok: true, target, random };
   } catch (error) {
-    if (error instanceof ExplainInputError) return { ok: false, error: error.message };
+    if (error instanceof ExplainInputError)
+      return { ok: false, error: error.message, field: FORM_FIELD[error.field] };
     throw error;
   }
 }

@@ -27,7 +27,7 @@ import "./explain.css";
 type Outcome =
   | { readonly state: "idle" }
   | { readonly state: "loading" }
-  | { readonly state: "error"; readonly message: string }
+  | { readonly state: "error"; readonly message: string; readonly field?: string }
   | { readonly state: "done"; readonly explanation: Explanation; readonly random: string };
 
 /** The Explain view. */
@@ -47,7 +47,9 @@ export function ExplainView({ client, live, route, navigate }: ViewProps) {
     setForm(asked);
     const request = formTarget(asked);
     if (asked.url.trim() === "") return setOutcome({ state: "idle" });
-    if (!request.ok) return setOutcome({ state: "error", message: request.error });
+    if (!request.ok) {
+      return setOutcome({ state: "error", message: request.error, field: request.field });
+    }
     const abort = new AbortController();
     setOutcome({ state: "loading" });
     fetchView(client, asked.origin.trim(), abort.signal).then(
@@ -57,7 +59,7 @@ export function ExplainView({ client, live, route, navigate }: ViewProps) {
           setOutcome({ state: "done", explanation, random: randomDescription(asked) });
         } catch (error) {
           if (!(error instanceof ExplainInputError)) throw error;
-          setOutcome({ state: "error", message: error.message });
+          setOutcome({ state: "error", message: error.message, field: error.field });
         }
       },
       (error: unknown) => {
@@ -77,11 +79,18 @@ export function ExplainView({ client, live, route, navigate }: ViewProps) {
         <span class="mono">aetherctl explain</span>, against the{" "}
         {asked.origin.trim() === "" ? "effective view" : `projections of origin ${asked.origin}`}.
       </p>
-      <ExplainFormView form={form} onChange={setForm} onSubmit={submit} origins={origins} />
+      <ExplainFormView
+        form={form}
+        onChange={setForm}
+        onSubmit={submit}
+        origins={origins}
+        invalid={outcome.state === "error" ? outcome.field : undefined}
+        errorId="explain-error"
+      />
       <div aria-live="polite">
         {outcome.state === "loading" && <p class="muted">Evaluating…</p>}
         {outcome.state === "error" && (
-          <p class="error" role="alert">
+          <p class="error" role="alert" id="explain-error">
             {outcome.message}
           </p>
         )}
