@@ -207,8 +207,8 @@ describe("the Explain view against the sandbox's hub", () => {
       // The decision is a link: the same URL in a new page shows it again.
       const linked = await openConsole(browser, page.url());
       expect(await shownRows(linked.page)).toEqual(rows);
-      if (n === examples.length - 1)
-        await openConsole(browser, page.url()).then((p) => p.screenshot("explain"));
+      // The split's decision, as it shows once evaluated.
+      if (n === examples.length - 1) await linked.screenshot("explain");
       expect([...errors, ...linked.errors]).toEqual([]);
       expect([...foreign, ...linked.foreign]).toEqual([]);
       await Promise.all([page.close(), linked.page.close()]);
