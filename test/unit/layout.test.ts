@@ -106,7 +106,8 @@ function sourceFiles(dir: string): string[] {
 function specifiers(text: string): string[] {
   const found: string[] = [];
   const patterns = [
-    /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gms,
+    // `from` after a space, `}` or `*` (not inside a string such as `"from"`).
+    /^\s*(?:import|export)\b[^;]*?[\s}*]from\s*["']([^"']+)["']/gms,
     /^\s*import\s*["']([^"']+)["']/gm,
     /\bimport\(\s*["']([^"']+)["']\s*\)/g,
   ];
@@ -185,5 +186,10 @@ describe("the layout's import rules", () => {
     expect(
       violations("clients/agent/x.ts", 'import { y } from "../../services/common/y.js";'),
     ).toEqual([]);
+    // A string "from" in an exported type is no import.
+    expect(violations("services/common/x.ts", 'export type Field = "from" | "to";')).toEqual([]);
+    expect(violations("services/common/x.ts", 'export {a}from"node:fs";')).toEqual([
+      "services/common/x.ts imports node:fs: services/common does no I/O",
+    ]);
   });
 });
