@@ -48,6 +48,15 @@ export interface StartEtcdOptions {
 const running = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
+/**
+ * Tracks an etcd child process: a process exit kills it (even after a failed
+ * test) unless {@link killEtcdProcess} already reaped it.
+ */
+export function trackEtcdProcess(child: ChildProcess): void {
+  installExitHook();
+  running.add(child);
+}
+
 /** Kills every etcd this process started when the process exits, even after a failed test. */
 function installExitHook(): void {
   if (exitHookInstalled) return;
@@ -70,8 +79,8 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Resolves true when etcd's /health endpoint says it is healthy. */
-async function isHealthy(endpoint: string): Promise<boolean> {
+/** Resolves true when etcd's /health endpoint says it is healthy (it has a leader and quorum). */
+export async function isHealthy(endpoint: string): Promise<boolean> {
   try {
     const response = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(1_000) });
     const body = (await response.json()) as { health?: unknown };
@@ -85,7 +94,7 @@ async function isHealthy(endpoint: string): Promise<boolean> {
  * Reports whether every thread of `pid` is stopped (state `T` in
  * /proc/<pid>/task/<tid>/stat); false when the process is gone.
  */
-async function isStopped(pid: number): Promise<boolean> {
+export async function isStopped(pid: number): Promise<boolean> {
   try {
     const tasks = await readdir(`/proc/${pid}/task`);
     const states = await Promise.all(
@@ -101,13 +110,29 @@ async function isStopped(pid: number): Promise<boolean> {
 }
 
 /** Kills `child` with SIGKILL (works on a stopped process too) and waits for it to exit. */
-async function kill(child: ChildProcess): Promise<void> {
+export async function killEtcdProcess(child: ChildProcess): Promise<void> {
   if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     child.kill("SIGKILL");
     await exited;
   }
   running.delete(child);
+}
+
+/**
+ * Returns the etcd binary to run (`binary`, else `$ETCD_BIN`, else
+ * `/usr/bin/etcd`); throws an Error explaining how to install etcd when it
+ * is not executable.
+ */
+export function etcdBinary(binary = process.env.ETCD_BIN ?? "/usr/bin/etcd"): string {
+  try {
+    accessSync(binary, constants.X_OK);
+  } catch {
+    throw new Error(
+      `etcd binary ${binary} not found; install it with \`apt-get install -y etcd-server\` (or set ETCD_BIN)`,
+    );
+  }
+  return binary;
 }
 
 /**
@@ -118,15 +143,7 @@ async function kill(child: ChildProcess): Promise<void> {
  * Callers stop it in `afterAll`; a process exit kills it as a last resort.
  */
 export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHandle> {
-  const binary = options.binary ?? process.env.ETCD_BIN ?? "/usr/bin/etcd";
-  try {
-    accessSync(binary, constants.X_OK);
-  } catch {
-    throw new Error(
-      `etcd binary ${binary} not found; install it with \`apt-get install -y etcd-server\` (or set ETCD_BIN)`,
-    );
-  }
-  installExitHook();
+  const binary = etcdBinary(options.binary);
   const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const dataDir = await mkdtemp(join(tmpdir(), "aether-etcd-"));
@@ -154,7 +171,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHan
     output = "";
     const process_ = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
     child = process_;
-    running.add(process_);
+    trackEtcdProcess(process_);
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString("utf8")).slice(-4_000);
     };
@@ -173,7 +190,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHan
       );
       if (hasExited()) throw new Error("etcd exited");
     } catch (error) {
-      await kill(process_);
+      await killEtcdProcess(process_);
       throw new Error(`etcd did not start: ${String(error)}\n${output}`, { cause: error });
     }
   };
@@ -181,7 +198,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHan
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    if (child) await kill(child);
+    if (child) await killEtcdProcess(child);
     await rm(dataDir, { recursive: true, force: true });
   };
 
@@ -209,7 +226,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdHan
     },
     restart: async () => {
       if (stopped) throw new Error("etcd was stopped; it cannot be restarted");
-      if (child) await kill(child);
+      if (child) await killEtcdProcess(child);
       await launch();
     },
   };
