@@ -5,7 +5,7 @@
  * and the safe closing of a raw stream. Raw watch streams are in
  * etcd-watch.ts.
  */
-import { handleWhen, noop, retry } from "cockatiel";
+import { BrokenCircuitError, handleWhen, noop, retry } from "cockatiel";
 import {
   ClientClosedError,
   Etcd3,
@@ -15,16 +15,19 @@ import {
 } from "etcd3";
 import { type EtcdSecurity, etcdSecurityOptions } from "../../runtime/etcd-security.js";
 import { FencedWriteError, StoreCompactedError, StoreUnavailableError } from "./config-store.js";
+import { hostFaultPolicy } from "./etcd-host-breaker.js";
 
 const FUTURE = "required revision is a future revision";
 
 /**
  * Creates an etcd3 client used for its connection handling only, with
- * etcd3's dangerous defaults replaced: no circuit breaker (it would refuse
- * every call for five seconds after three failures, long after etcd is
- * back), a retry only on the other endpoints, and a reconnect backoff of at
- * most one second. Callers make every request through {@link callEtcd} and
- * every watch through `openEtcdWatch` (etcd-watch.ts), never through etcd3's
+ * etcd3's dangerous defaults replaced: no circuit breaker with one endpoint
+ * (etcd3's would refuse every call for five seconds after three failures,
+ * long after etcd is back), and with several a member that did not answer
+ * set aside for a short, growing while (etcd-host-breaker.ts), a retry
+ * only on the other endpoints, and a reconnect backoff of at most one
+ * second. Callers make every request through {@link callEtcd} and every
+ * watch through `openEtcdWatch` (etcd-watch.ts), never through etcd3's
  * builders, watchers, leases or elections (which retry and reconnect on their
  * own). `security` adds TLS (`credentials`) and etcd authentication (`auth`).
  *
@@ -46,8 +49,9 @@ export function createEtcdClient(
     hosts: [...endpoints],
     ...etcdSecurityOptions(security),
     faultHandling: {
-      // No circuit breaker: it would refuse calls for seconds after etcd is back.
-      host: () => noop,
+      // With one endpoint no circuit breaker (it would refuse calls for seconds after etcd
+      // is back); with several, a member that does not answer is set aside for a while.
+      host: hostFaultPolicy(endpoints.length),
       // Retry a failed call on the other endpoints only, within the same deadline.
       global:
         endpoints.length > 1
@@ -71,7 +75,8 @@ export function createEtcdClient(
 
 /**
  * Maps an etcd client error to the store's errors: connection and gRPC
- * errors become {@link StoreUnavailableError} (naming `what`), a read in the
+ * errors, and a call refused because every member is set aside, become
+ * {@link StoreUnavailableError} (naming `what`), a read in the
  * future a RangeError; the store's own errors pass through unchanged.
  */
 export function translateEtcdError(error: unknown, what: string): Error {
@@ -86,6 +91,7 @@ export function translateEtcdError(error: unknown, what: string): Error {
   const message = error instanceof Error ? error.message : String(error);
   if (message.includes(FUTURE)) return new RangeError(`etcd ${what}: ${message}`);
   if (
+    error instanceof BrokenCircuitError ||
     error instanceof ClientClosedError ||
     error instanceof GRPCGenericError ||
     (error instanceof Error && (isRecoverableError(error) || "code" in error))
