@@ -53,6 +53,8 @@ describe("FleetView", () => {
     };
     const html = renderToString(<FleetView {...props} />);
     expect(html).toContain('<section class="fleet" data-state="loading"');
-    expect(html).toMatch(/<label>Service<input name="q" type="search" value="cart"/);
+    expect(html).toMatch(
+      /<label for="fleet-q">Service<\/label><input id="fleet-q" name="q" type="search" value="cart"/,
+    );
   });
 });

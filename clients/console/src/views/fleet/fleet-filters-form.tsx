@@ -22,26 +22,34 @@ export function FleetFiltersForm({
     onChange({ ...filters, [key]: (event.currentTarget as HTMLInputElement).value });
   return (
     <form class="fleet-filters" onSubmit={(event) => event.preventDefault()}>
-      <label>
-        Namespace
-        <input name="ns" list="fleet-namespaces" value={filters.ns} onInput={text("ns")} />
-      </label>
-      <label>
-        Service
-        <input name="q" type="search" value={filters.q} onInput={text("q")} />
-      </label>
-      <label>
-        Cluster
+      <div class="field">
+        <label for="fleet-ns">Namespace</label>
         <input
+          id="fleet-ns"
+          name="ns"
+          list="fleet-namespaces"
+          value={filters.ns}
+          onInput={text("ns")}
+        />
+      </div>
+      <div class="field">
+        <label for="fleet-q">Service</label>
+        <input id="fleet-q" name="q" type="search" value={filters.q} onInput={text("q")} />
+      </div>
+      <div class="field">
+        <label for="fleet-cluster">Cluster</label>
+        <input
+          id="fleet-cluster"
           name="cluster"
           list="fleet-clusters"
           value={filters.cluster}
           onInput={text("cluster")}
         />
-      </label>
-      <label>
-        State
+      </div>
+      <div class="field">
+        <label for="fleet-state">State</label>
         <select
+          id="fleet-state"
           name="state"
           value={filters.state}
           onChange={(event) =>
@@ -58,7 +66,7 @@ export function FleetFiltersForm({
             </option>
           ))}
         </select>
-      </label>
+      </div>
       <datalist id="fleet-namespaces">
         {namespaces.map((ns) => (
           <option key={ns} value={ns} />

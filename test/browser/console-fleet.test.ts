@@ -1,0 +1,221 @@
+/**
+ * The console's Fleet view in a real browser against the sandbox (over
+ * mutual TLS, on free ports, a temp copy of `examples/`), through
+ * `aetherctl dashboard` with the operator's certificate: every example
+ * service with a cell for every cluster; an edit of a copied manifest
+ * reaching the hub's cell without a reload (measured from the file's
+ * rename, at most 2 s); filters that narrow the rows and survive a reload;
+ * the grid reached and left by keyboard; a 400 px window that scrolls only
+ * the grid; screenshots; no console error and no request elsewhere.
+ */
+import { cp, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
+import { launchBrowser, openConsole } from "../support/browser.js";
+import { CONSOLE_DIST } from "../support/console-build.js";
+import { type RunningDashboard, startDashboard } from "../support/dashboard-run.js";
+import { type SandboxProcess, startSandbox, stopQuietly } from "../support/sandbox-process.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const CLUSTERS = ["east", "hub", "west"];
+/** A version's short form in a cell. */
+const VERSION = /\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}/;
+
+let examples: string;
+let pkiDir: string;
+let sandbox: SandboxProcess;
+let dashboard: RunningDashboard;
+let browser: Browser;
+/** The services the hub serves (`aetherctl list`), by name. */
+let services: string[];
+
+const pki = (name: string) => join(pkiDir, name);
+
+beforeAll(async () => {
+  examples = await mkdtemp(join(tmpdir(), "aether-console-examples-"));
+  pkiDir = join(await mkdtemp(join(tmpdir(), "aether-console-pki-")), "pki");
+  await cp(resolve(ROOT, "examples"), examples, { recursive: true });
+  sandbox = await startSandbox([
+    ...["--base-port", "0", "--examples", examples, "--pki-dir", pkiDir],
+    ...["--signing-dir", join(pkiDir, "..", "signing")],
+  ]);
+  const hub = sandbox.registrars.get("hub") as string;
+  const tls = [
+    ...["--tls-cert-file", pki("operator.crt"), "--tls-key-file", pki("operator.key")],
+    ...["--trust-domain-bundle", `hub.mesh=${pki("hub.mesh.pem")}`],
+  ];
+  const listed = await runAetherctlInProcess(["--registrar", hub, ...tls, "list", "-o", "json"]);
+  expect(listed.code, listed.stderr).toBe(0);
+  const projections = JSON.parse(listed.stdout).projections as { service: string }[];
+  services = projections.map((p) => p.service).filter((s) => s !== "@mesh");
+  dashboard = await startDashboard(["--registrar", hub, ...tls, "--assets", CONSOLE_DIST]);
+  browser = await launchBrowser();
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await dashboard?.stop();
+  if (sandbox !== undefined) await stopQuietly(sandbox);
+  await rm(examples, { recursive: true, force: true });
+  if (pkiDir !== undefined) await rm(join(pkiDir, ".."), { recursive: true, force: true });
+});
+
+/** The services of the grid's rows, in order. */
+function rowsOf(page: Page): Promise<string[]> {
+  return page
+    .locator("section.fleet tr[data-service]")
+    .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-service") ?? ""));
+}
+
+/** Waits for the view's first data. */
+async function ready(page: Page): Promise<void> {
+  await page.locator('section.fleet[data-state="ready"]').waitFor({ timeout: 10_000 });
+}
+
+describe("the Fleet view in Chromium against the sandbox", () => {
+  it("lists every example service with a cell, state and version for every cluster", async () => {
+    const consolePage = await openConsole(browser, dashboard.url);
+    const { page, errors, foreign } = consolePage;
+    await ready(page);
+    expect(services).toEqual(expect.arrayContaining(["shop/checkout", "shop/cart"]));
+    await expect
+      .poll(async () => (await rowsOf(page)).sort())
+      .toEqual(expect.arrayContaining(services));
+    for (const service of services) {
+      const cells = page.locator(`tr[data-service="${service}"] td[data-cluster]`);
+      await expect
+        .poll(() =>
+          cells.evaluateAll((tds) =>
+            tds.map((td) => [td.getAttribute("data-cluster"), td.getAttribute("data-state")]),
+          ),
+        )
+        .toEqual(
+          CLUSTERS.map((cluster) => [
+            cluster,
+            expect.stringMatching(/^(in-sync|behind|rejecting|drifted|stale)$/),
+          ]),
+        );
+      expect(await cells.first().textContent()).toMatch(VERSION);
+    }
+    await consolePage.screenshot("fleet");
+    expect(errors).toEqual([]);
+    expect(foreign).toEqual([]);
+  });
+
+  it("shows an edit of a manifest in the origin's cell within 2 s, without a reload", async () => {
+    const { page, errors } = await openConsole(browser, dashboard.url);
+    await ready(page);
+    const CELL = 'tr[data-service="shop/checkout"] td[data-cluster="hub"]';
+    const cell = page.locator(CELL);
+    const versionIn = (text: string | null) => VERSION.exec(text ?? "")?.[0] ?? "";
+    const before = versionIn(await cell.textContent());
+    expect(before).not.toBe("");
+    await page.evaluate("window.notReloaded = true");
+    const file = join(examples, "mesh/shop/checkout-routes.yaml");
+    const text = await readFile(file, "utf8");
+    expect(text).toContain("weight: 90");
+    const temp = join(examples, "mesh/shop/.checkout-routes.yaml.swp");
+    await writeFile(
+      temp,
+      text.replace("weight: 90", "weight: 60").replace("weight: 10", "weight: 40"),
+    );
+    const t0 = performance.now();
+    await rename(temp, file);
+    // Checked in the page every 20 ms: the cell's version is no longer the one before.
+    await page.waitForFunction(
+      ({ selector, pattern, old }) => {
+        const { document } = globalThis as unknown as {
+          document: { querySelector(s: string): { textContent: string | null } | null };
+        };
+        const text = document.querySelector(selector)?.textContent ?? "";
+        return (new RegExp(pattern).exec(text)?.[0] ?? "") !== old;
+      },
+      { selector: CELL, pattern: VERSION.source, old: before },
+      { polling: 20, timeout: 10_000 },
+    );
+    const elapsedMs = performance.now() - t0;
+    console.log(
+      `fleet view: the hub's cell changed ${Math.round(elapsedMs)} ms after the manifest's rename`,
+    );
+    expect(elapsedMs).toBeLessThanOrEqual(2_000);
+    expect(versionIn(await cell.textContent())).toMatch(VERSION);
+    expect(await page.evaluate("window.notReloaded")).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it("narrows the rows by the filters, keeps them in the URL and after a reload", async () => {
+    const { page, errors } = await openConsole(browser, dashboard.url);
+    await ready(page);
+    await page.getByLabel("Namespace", { exact: true }).fill("shop");
+    await page.getByLabel("Service", { exact: true }).fill("check");
+    await expect.poll(() => rowsOf(page)).toEqual(["shop/checkout"]);
+    await page.getByLabel("Cluster", { exact: true }).fill("east");
+    await expect
+      .poll(() =>
+        page
+          .locator("tr[data-service] td[data-cluster]")
+          .evaluateAll((tds) => tds.map((td) => td.getAttribute("data-cluster"))),
+      )
+      .toEqual(["east"]);
+    expect(new URL(page.url()).hash).toBe("#/fleet?ns=shop&q=check&cluster=east");
+    await page.reload();
+    await ready(page);
+    expect(await page.getByLabel("Service", { exact: true }).inputValue()).toBe("check");
+    await expect.poll(() => rowsOf(page)).toEqual(["shop/checkout"]);
+    await page.getByLabel("State", { exact: true }).selectOption("rejecting");
+    await expect.poll(() => page.locator("p.fleet-counts").textContent()).toContain("0 shown");
+    expect(new URL(page.url()).hash).toContain("state=rejecting");
+    expect(errors).toEqual([]);
+  });
+
+  it("moves through the grid with the arrow keys, Home and End, and opens a service with Enter", async () => {
+    const { page, errors } = await openConsole(browser, dashboard.url);
+    await ready(page);
+    const rows = await rowsOf(page);
+    await page.locator('[role="grid"] [tabindex="0"]').focus();
+    const focused = () =>
+      page
+        .locator(":focus")
+        .evaluate((el) => [
+          el.closest("tr")?.getAttribute("data-service"),
+          [...(el.parentElement?.children ?? [])].indexOf(el),
+        ]);
+    expect(await focused()).toEqual([rows[0], 0]);
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("ArrowRight");
+    expect(await focused()).toEqual([rows[1], 1]);
+    await page.keyboard.press("End");
+    expect(await focused()).toEqual([rows[1], 4 + CLUSTERS.length - 1]);
+    await page.keyboard.press("Home");
+    expect(await focused()).toEqual([rows[1], 0]);
+    expect(await page.locator('[role="grid"] [tabindex="0"]').count()).toBe(1);
+    // Down to the first service row (not the mesh record's), then Enter.
+    const target = rows.findIndex((row, i) => i >= 1 && row.includes("/"));
+    for (let i = 1; i < target; i++) await page.keyboard.press("ArrowDown");
+    expect(await focused()).toEqual([rows[target], 0]);
+    await page.keyboard.press("Enter");
+    const [ns, name] = (rows[target] as string).split("/");
+    await expect.poll(() => new URL(page.url()).hash).toBe(`#/service/${ns}/${name}`);
+    await expect.poll(() => page.locator("main h1").first().textContent()).toContain("Service");
+    expect(errors).toEqual([]);
+  });
+
+  it("fits a 400 px window: only the grid scrolls sideways", async () => {
+    const consolePage = await openConsole(browser, dashboard.url, { width: 400, height: 800 });
+    const { page, errors, foreign } = consolePage;
+    await ready(page);
+    const widths = await page.evaluate(`({
+      page: document.documentElement.scrollWidth,
+      body: document.body.scrollWidth,
+      grid: document.querySelector(".fleet-scroll").scrollWidth >
+        document.querySelector(".fleet-scroll").clientWidth,
+    })`);
+    expect(widths).toEqual({ page: 400, body: 400, grid: true });
+    await consolePage.screenshot("fleet-narrow");
+    expect(errors).toEqual([]);
+    expect(foreign).toEqual([]);
+  });
+});
