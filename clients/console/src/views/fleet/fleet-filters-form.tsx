@@ -6,6 +6,9 @@
 import type { FleetFilters } from "./fleet-filters.js";
 import { CELL_STATES, STATE_LABEL } from "./fleet-format.js";
 
+/** The filters typed as text. */
+type TextKey = "ns" | "q" | "cluster";
+
 /** The form: namespace, service, cluster (suggesting `clusters`) and state. */
 export function FleetFiltersForm({
   filters,
@@ -18,34 +21,24 @@ export function FleetFiltersForm({
   namespaces: readonly string[];
   onChange: (next: FleetFilters) => void;
 }) {
-  const text = (key: "ns" | "q" | "cluster") => (event: Event) =>
-    onChange({ ...filters, [key]: (event.currentTarget as HTMLInputElement).value });
+  const field = (key: TextKey, label: string, list?: string) => (
+    <div class="field">
+      <label for={`fleet-${key}`}>{label}</label>
+      <input
+        id={`fleet-${key}`}
+        name={key}
+        type={key === "q" ? "search" : "text"}
+        list={list}
+        value={filters[key]}
+        onInput={(event) => onChange({ ...filters, [key]: event.currentTarget.value })}
+      />
+    </div>
+  );
   return (
     <form class="fleet-filters" onSubmit={(event) => event.preventDefault()}>
-      <div class="field">
-        <label for="fleet-ns">Namespace</label>
-        <input
-          id="fleet-ns"
-          name="ns"
-          list="fleet-namespaces"
-          value={filters.ns}
-          onInput={text("ns")}
-        />
-      </div>
-      <div class="field">
-        <label for="fleet-q">Service</label>
-        <input id="fleet-q" name="q" type="search" value={filters.q} onInput={text("q")} />
-      </div>
-      <div class="field">
-        <label for="fleet-cluster">Cluster</label>
-        <input
-          id="fleet-cluster"
-          name="cluster"
-          list="fleet-clusters"
-          value={filters.cluster}
-          onInput={text("cluster")}
-        />
-      </div>
+      {field("ns", "Namespace", "fleet-namespaces")}
+      {field("q", "Service")}
+      {field("cluster", "Cluster", "fleet-clusters")}
       <div class="field">
         <label for="fleet-state">State</label>
         <select
