@@ -1,7 +1,8 @@
 /**
  * `useFleetData`: the fleet view's data, refreshed every second while the
- * page is visible, at once when it becomes visible, when the live feed's
- * revision changes and when the filters change, never two calls in flight
+ * page is visible (more often for a while after a change:
+ * `refresh-schedule.ts`), at once when it becomes visible, when the live
+ * feed's revision changes and when the filters change, never two calls in flight
  * (`single-flight.ts`). On an error the last answer stays and the error is
  * returned next to it; an answer for filters no longer shown is dropped.
  */
@@ -10,10 +11,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { ConfigClient } from "../../api.js";
 import type { FleetFilters } from "./fleet-filters.js";
 import { type FleetSnapshot, loadFleet } from "./fleet-source.js";
+import { FOLLOW_FOR_MS, FOLLOW_MS, refreshDue } from "./refresh-schedule.js";
 import { type SingleFlight, singleFlight } from "./single-flight.js";
-
-/** How often the view refreshes while the page is visible. */
-export const REFRESH_MS = 1000;
 
 /** The last answer (undefined before the first) and the last refresh's error (empty when it worked). */
 export interface FleetData {
@@ -33,10 +32,13 @@ export function useFleetData(
   const wanted = useRef(filters);
   wanted.current = filters;
   const flight = useRef<SingleFlight | undefined>(undefined);
+  const followUntil = useRef(0);
   useEffect(() => {
     const abort = new AbortController();
     let fallback = false;
+    let lastStart = 0;
     const runner = singleFlight(async () => {
+      lastStart = Date.now();
       const asked = wanted.current;
       const askedKey = JSON.stringify(asked);
       try {
@@ -50,7 +52,10 @@ export function useFleetData(
       }
     });
     flight.current = runner;
-    const timer = setInterval(() => visible() && runner.trigger(), REFRESH_MS);
+    const tick = () => {
+      if (visible() && refreshDue(Date.now(), lastStart, followUntil.current)) runner.trigger();
+    };
+    const timer = setInterval(tick, FOLLOW_MS);
     const onVisibility = () => visible() && runner.trigger();
     document.addEventListener("visibilitychange", onVisibility);
     return () => {
@@ -61,7 +66,12 @@ export function useFleetData(
     };
   }, [client]);
   const key = JSON.stringify(filters);
-  // The first refresh, and one at once for new filters or a new revision.
-  useEffect(() => flight.current?.trigger(), [key, revision]);
+  const lastRevision = useRef(revision);
+  // The first refresh, and one at once for new filters or a new revision (then followed).
+  useEffect(() => {
+    if (revision !== lastRevision.current) followUntil.current = Date.now() + FOLLOW_FOR_MS;
+    lastRevision.current = revision;
+    flight.current?.trigger();
+  }, [key, revision]);
   return data;
 }
