@@ -14,12 +14,16 @@ import { StateTag } from "./state-tag.js";
 const LEAD_COLUMNS = 4;
 
 function Cell({ cell }: { cell: FleetCell }) {
+  // The third line always takes its place (agents, then the first rejection), so a
+  // rejection coming or going changes no row's height.
+  const agents = cell.agents === "" ? "" : `${cell.agents} agents`;
   return (
     <>
       <span class="mono ver">{cell.state === undefined ? "" : cell.short}</span>
       <StateTag state={cell.state} />
-      <span class="agents">{cell.agents === "" ? "" : `${cell.agents} agents`}</span>
-      {cell.rejections.length > 0 ? <span class="why">{cell.rejections[0]}</span> : null}
+      <span class="agents">
+        {[agents, ...cell.rejections.slice(0, 1)].filter((t) => t !== "").join(" · ")}
+      </span>
     </>
   );
 }
