@@ -5,7 +5,7 @@
  * click opens the row's service. The service column stays put while the
  * grid scrolls sideways.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { clampPos, type GridPos, moveInGrid } from "./fleet-grid-nav.js";
 import type { FleetCell, FleetModel } from "./fleet-model.js";
 import { StateTag } from "./state-tag.js";
@@ -48,7 +48,8 @@ export function FleetGrid({
     setFocus({ ...pos, service: model.rows[pos.row]?.service ?? "" });
     if (moveFocus) setMoved((n) => n + 1);
   };
-  useEffect(() => {
+  // Moved in the commit (not a frame later), so the next key already starts from it.
+  useLayoutEffect(() => {
     if (moved > 0) table.current?.querySelector<HTMLElement>('[tabindex="0"]')?.focus();
   }, [moved]);
   const onKeyDown = (event: KeyboardEvent) => {
