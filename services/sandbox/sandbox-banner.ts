@@ -111,6 +111,10 @@ export function formatBanner(info: SandboxInfo, cwd: string): string[] {
   lines.push(
     `  state: ${info.stateDir} (caches, <cluster>/routes.json${info.stateIsTemporary ? "; removed at exit" : ""})`,
   );
+  lines.push(
+    "",
+    `console  ${info.console}  (the web UI: fleet, service, explain, live; calls the hub ${info.pki === undefined ? "in plaintext" : "as the operator"})`,
+  );
   const policies = policyLines(info.agents);
   if (policies.length > 0) lines.push("", ...policies);
   if (info.pki !== undefined) lines.push("", ...tlsLines(info, cwd));

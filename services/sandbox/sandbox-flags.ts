@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { UsageError } from "../process/usage-error.js";
 import { parseRegistrarFlags } from "../registrar/registrar-flags.js";
 import { DEFAULT_STORE_PREFIX } from "../registrar/store/store-key.js";
-import { HUB_CLUSTER } from "./sandbox-topology.js";
+import { HUB_CLUSTER, MIN_BASE_PORT } from "./sandbox-topology.js";
 
 /** The repository root: the default `--examples` is `examples/` under it. */
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -86,7 +86,7 @@ Flags:
   --base-port N             the hub registrar's port; east and west registrars use
                             N+1 and N+2, their agents N+1001 and N+1002, and the
                             registrars' plain-HTTP admin ports (/healthz, /readyz,
-                            /metrics) N+100, N+101, N+102
+                            /metrics) N+100, N+101, N+102, the console N-1010
                             (default ${DEFAULT_BASE_PORT}; 0 picks free ports)
   --examples DIR            the manifests (default: the repository's examples/)
   --state-dir DIR           keep the agents' caches and route tables in DIR
@@ -153,9 +153,9 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxConfig | "hel
   }
   const baseText = values["base-port"] as string;
   const basePort = /^\d{1,5}$/.test(baseText) ? Number(baseText) : -1;
-  if (basePort < 0 || (basePort !== 0 && (basePort < 1 || basePort + 1002 > 65535))) {
+  if (basePort < 0 || (basePort !== 0 && (basePort < MIN_BASE_PORT || basePort + 1002 > 65535))) {
     throw new UsageError(
-      `--base-port ${JSON.stringify(baseText)} must be 0 (free ports) or a port up to 64533`,
+      `--base-port ${JSON.stringify(baseText)} must be 0 (free ports) or a port from ${MIN_BASE_PORT} to 64533`,
     );
   }
   const examples = values.examples as string | undefined;

@@ -52,13 +52,23 @@ export interface SandboxPorts {
   readonly agents: ReadonlyMap<string, number>;
   /** Each registrar's admin port (plain HTTP `/healthz`, `/readyz`, `/metrics`), by cluster, the hub first. */
   readonly admin: ReadonlyMap<string, number>;
+  /** The console's port (the dashboard server: the console and its ConfigService gateway to the hub). */
+  readonly console: number;
 }
+
+/** How far below the base port the console listens: 8080 gives 7070, `aetherctl dashboard`'s default. */
+export const CONSOLE_PORT_OFFSET = -1010;
+
+/** The lowest non-zero base port: the console's port must be a port too. */
+export const MIN_BASE_PORT = 1 - CONSOLE_PORT_OFFSET;
 
 /**
  * The ports for a base port: the hub on `base`, the i-th spoke's registrar on
  * `base + 1 + i` and its agent on `base + 1001 + i` (8080, 8081, 8082, 9081,
  * 9082 by default); the registrars' admin ports 100 above their own (8180,
- * 8181, 8182). A base of 0 gives 0 everywhere: free ports.
+ * 8181, 8182); the console 1010 below the base (7070, `aetherctl dashboard`'s
+ * default; a base of at least {@link MIN_BASE_PORT}). A base of 0 gives 0
+ * everywhere: free ports.
  */
 export function sandboxPorts(base: number): SandboxPorts {
   const at = (offset: number) => (base === 0 ? 0 : base + offset);
@@ -67,5 +77,6 @@ export function sandboxPorts(base: number): SandboxPorts {
     registrars: new Map(SPOKES.map((spoke, i) => [spoke.cluster, at(1 + i)])),
     agents: new Map(SPOKES.map((spoke, i) => [spoke.cluster, at(1001 + i)])),
     admin: new Map([HUB_CLUSTER, ...SPOKES.map((s) => s.cluster)].map((c, i) => [c, at(100 + i)])),
+    console: at(CONSOLE_PORT_OFFSET),
   };
 }

@@ -15,6 +15,9 @@
  * `sandbox-pki.ts`; each registrar's probes and metrics are also on a plain
  * HTTP admin port.
  *
+ * The console (`sandbox-console.ts`: `aetherctl dashboard`'s server) serves
+ * the web UI and forwards its calls to the hub as the operator.
+ *
  * The hub exports the manifests under `EXAMPLES/mesh` (re-read on change);
  * each spoke's agent follows its spoke registrar with its own dependency set,
  * a last-known cache and a route-table file under the state directory; a
@@ -25,6 +28,7 @@
 import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { DashboardServer } from "../../clients/aetherctl/dashboard/dashboard-server.js";
 import type { Agent } from "../../clients/agent/agent.js";
 import type { RouteTable } from "../common/route-merge.js";
 import type { Registrar } from "../registrar/registrar.js";
@@ -32,6 +36,7 @@ import type { Logger } from "../runtime/logger.js";
 import { type OperatorEnvFile, writeOperatorEnv } from "./operator-env-file.js";
 import type { ReportedDirSource } from "./route-problems.js";
 import { describeRouteTableChanges } from "./route-table-changes.js";
+import { createSandboxConsole } from "./sandbox-console.js";
 import type { SandboxConfig } from "./sandbox-flags.js";
 import { CLUSTERS, type SandboxParts, startAgent, startRegistrar } from "./sandbox-parts.js";
 import { ensureSandboxPki, type SandboxPki } from "./sandbox-pki.js";
@@ -107,6 +112,8 @@ export interface SandboxInfo {
   readonly signing: SandboxSigning | undefined;
   /** The operator's environment file for aetherctl, written at this start; undefined: `--plaintext`. */
   readonly operatorEnv: OperatorEnvFile | undefined;
+  /** The console's URL: the dashboard server forwarding to the hub as the operator. */
+  readonly console: string;
 }
 
 /** The sandbox; see the module comment. */
@@ -120,7 +127,7 @@ export interface Sandbox {
    */
   start(): Promise<SandboxInfo>;
   /**
-   * Stops everything it started (agents first, then the registrars) and
+   * Stops everything it started (the console, the agents, then the registrars) and
    * removes a temporary state directory. Aborts a start in progress.
    * Idempotent; never rejects.
    */
@@ -193,6 +200,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const sources: ReportedDirSource[] = [];
   const unsubscribe: (() => void)[] = [];
   let stateDir = config.stateDir;
+  let consoleServer: DashboardServer | undefined;
   let starting: Promise<SandboxInfo> | undefined;
   let stopping: Promise<void> | undefined;
 
@@ -267,6 +275,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       );
     }
 
+    consoleServer = await createSandboxConsole(parts, registrarInfo[0]?.url as string);
+    const consoleUrl = await consoleServer.start();
+
     const started: { spoke: SpokeSpec; agent: Agent; registrar: string }[] = [];
     for (const [i, spoke] of SPOKES.entries()) {
       signal.throwIfAborted();
@@ -304,6 +315,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       pki: parts.pki,
       signing: parts.signing,
       operatorEnv,
+      console: consoleUrl,
     };
   };
 
@@ -312,6 +324,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     await starting?.catch(() => undefined);
     for (const off of unsubscribe.splice(0)) off();
     for (const reported of sources) reported.stopReporting();
+    await consoleServer?.close();
     await Promise.allSettled(agents.map((agent) => agent.stop()));
     // Spokes first: the hub's exporter resigns last, nothing is left reading it.
     await Promise.allSettled(registrars.slice(1).map((registrar) => registrar.stop()));

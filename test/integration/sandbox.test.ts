@@ -9,14 +9,19 @@
  * a certificate, and plaintext, are refused; another cluster's agent is
  * denied; every printed command (aetherctl, buf curl, curl) is run and
  * works, the aetherctl ones after the printed `. operator.env` line in the
- * same shell. The etcd run uses `--plaintext`.
+ * same shell. The printed console URL serves the console and forwards a
+ * Connect call without a certificate to the hub. The etcd run uses
+ * `--plaintext`.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { cp, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
 import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 import { type EtcdHandle, startEtcd } from "../support/etcd.js";
 import {
@@ -97,6 +102,13 @@ function canaryWeights(entries: readonly RoutesEntry[]): Record<string, number |
   return Object.fromEntries(backends.map((b) => [b.service ?? "", b.weight]));
 }
 
+/** The cluster GetConfigStatus answers with through the console at `url` (Connect protocol, no certificate). */
+async function consoleClusterOf(url: string): Promise<string> {
+  const transport = createConnectTransport({ baseUrl: url, httpVersion: "1.1" });
+  const status = await createClient(ConfigService, transport).getConfigStatus({});
+  return status.cluster;
+}
+
 afterAll(async () => {
   await Promise.all([...sandboxes].map(stopQuietly));
   for (const child of started) {
@@ -139,6 +151,15 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     expect(text).toContain(`certificates: ${pkiDir} (made now; kept for the next run)`);
     expect(text).toContain("npm run aetherctl -- --registrar https://");
     expect(text).toContain(`npx buf curl --protocol grpc --cacert ${pki("ca-bundle.pem")}`);
+  });
+
+  it("serves the console at the printed URL: its index.html, and a Connect call through it (no certificate) reaches the hub as the operator", async () => {
+    expect(sandbox.console).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const page = await fetch(sandbox.console);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await page.text()).toMatch(/<script type="module"[^>]* src="\/assets\//);
+    expect(await consoleClusterOf(sandbox.console)).toBe("hub");
   });
 
   it("every registrar's ConfigService port refuses plaintext and a client without a certificate, and serves the operator's", async () => {
@@ -475,6 +496,7 @@ describe("the sandbox with --store etcd", () => {
       `/sandbox-test-${process.pid}/aether/v1`,
     ]);
     expect(sandbox.lines[0]).toContain(`on etcd at ${etcd.endpoint}`);
+    expect(await consoleClusterOf(sandbox.console)).toBe("hub");
     for (const url of sandbox.registrars.values()) {
       expect((await fetch(`${url}/readyz`)).status, url).toBe(200);
     }

@@ -1,7 +1,7 @@
 /**
  * The sandbox (`npm start`) as an OS process for the tests: started the way
  * the start script does (`node --import tsx services/sandbox/main.ts`), its
- * banner read (registrar, admin and agent URLs, the state directory, the
+ * banner read (registrar, admin, agent and console URLs, the state directory, the
  * printed commands), and stopped: checked (SIGINT, exit 0, every port
  * closed, no child left, the temp state removed) or quietly.
  */
@@ -38,6 +38,8 @@ export interface SandboxProcess {
   readonly agents: Map<string, string>;
   /** The printed state directory. */
   readonly stateDir: string;
+  /** The printed console URL (`http://…/`). */
+  readonly console: string;
   /** Resolves with the first stdout line (present or future) that satisfies `match`. */
   waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Everything written to stderr so far. */
@@ -97,6 +99,7 @@ export async function startSandbox(args: readonly string[]): Promise<SandboxProc
   const admin = new Map<string, string>();
   const agents = new Map<string, string>();
   let stateDir = "";
+  let consoleUrl = "";
   for (const line of lines) {
     const registrar =
       /^ {2}(\w+)\s+(https?:\/\/\S+)\s+admin (http:\/\/\S+)\s+(control cluster|spoke),/.exec(line);
@@ -108,12 +111,15 @@ export async function startSandbox(args: readonly string[]): Promise<SandboxProc
     if (agent !== null) agents.set(agent[1] as string, agent[2] as string);
     const state = /^ {2}state: (\S+) /.exec(line);
     if (state !== null) stateDir = state[1] as string;
+    const consoleLine = /^console {2}(http:\/\/\S+)/.exec(line);
+    if (consoleLine !== null) consoleUrl = consoleLine[1] as string;
   }
   const tryAt = lines.indexOf("try");
   const end = lines.indexOf("", tryAt);
   const commands = lines.slice(tryAt + 1, end).map((line) => line.trim());
   const sandbox = {
     ...{ child, lines, registrars, admin, commands, agents, stateDir, waitForLine },
+    console: consoleUrl,
     stderr: () => stderr,
   };
   sandboxes.add(sandbox);
@@ -169,7 +175,8 @@ export async function interruptAndCheck(sandbox: SandboxProcess): Promise<void> 
   const [code, signal] = await exited;
   expect({ code, signal, stderr: sandbox.stderr() }).toMatchObject({ code: 0, signal: null });
   expect(sandbox.lines.at(-1)).toBe("stopped");
-  for (const url of [...sandbox.registrars.values(), ...sandbox.admin.values()]) {
+  const urls = [...sandbox.registrars.values(), ...sandbox.admin.values(), sandbox.console];
+  for (const url of urls) {
     expect(await connectionRefused(url), url).toBe(true);
   }
   for (const url of sandbox.agents.values()) {

@@ -61,6 +61,19 @@ describe("the sandbox's port plan", () => {
 
   it("gives free ports (0) everywhere for base 0", () => {
     expect([...sandboxPorts(0).admin.values()]).toEqual([0, 0, 0]);
+    expect(sandboxPorts(0).console).toBe(0);
+  });
+
+  it("puts the console at N-1010 (7070, aetherctl dashboard's default, for 8080), clear of every other port", () => {
+    for (const base of [8080, 1011, 64533]) {
+      const ports = sandboxPorts(base);
+      const all = [ports.hub, ...ports.registrars.values(), ...ports.agents.values()];
+      all.push(...ports.admin.values(), ports.console);
+      expect(new Set(all).size).toBe(all.length);
+      expect(ports.console).toBe(base - 1010);
+    }
+    expect(() => parseSandboxFlags(["--base-port", "1010"])).toThrow(/from 1011 to 64533/);
+    expect(parseSandboxFlags(["--base-port", "1011"])).toMatchObject({ basePort: 1011 });
   });
 });
 
