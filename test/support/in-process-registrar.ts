@@ -23,14 +23,15 @@ export interface TestRegistrar {
 
 /**
  * Starts a registrar from command-line style flags (`--cluster` is required;
- * `--listen 127.0.0.1:0` is added) over `store`, and waits until its cache has
+ * `--listen 127.0.0.1:0` is added unless they have a `--listen`) over `store`, and waits until its cache has
  * synced when `waitSynced` is true (the default).
  */
 export async function startTestRegistrar(
   flags: readonly string[],
   options: { store?: ConfigStore; waitSynced?: boolean } = {},
 ): Promise<TestRegistrar> {
-  const parsed = parseRegistrarFlags([...flags, "--listen", "127.0.0.1:0"]);
+  const listen = flags.includes("--listen") ? [] : ["--listen", "127.0.0.1:0"];
+  const parsed = parseRegistrarFlags([...flags, ...listen]);
   if (parsed === "help") throw new Error("unexpected --help");
   const config: RegistrarConfig = parsed;
   const registrar = createRegistrar({ config, store: options.store, processMetrics: false });
