@@ -83,7 +83,21 @@ and hub CPU, store writes per second by kind (config, status), the reports the
 spoke received, the burst's time to all applied. Writes bench/results/fleet.json
 and the fleet reporting section of the report. (--seed, --results, --report,
 --cpu-prof apply; --poll-changes does not.)
-  --fleet                      run the fleet reporting benchmark`;
+  --fleet                      run the fleet reporting benchmark
+
+Console mode (npm run bench -- --console): instead of the above, the console's
+first view: the sandbox in this process (hub, two spokes, their agents and the
+console, plaintext, unsigned) over a generated mesh of --services services
+(default 1000), waited until GetFleetStatus reports each in every cluster,
+then headless Chromium (/usr/bin/chromium or $AETHER_CHROMIUM) loads #/fleet
+once to warm up and --loads times (default 5), each in a fresh browser
+context, timing navigation start to section.fleet[data-state=ready] with
+every row (at most 1000: GetFleetStatus's limit); and the bytes of the
+console's built assets. Writes bench/results/console.json and the console
+section of the report. (--services, --loads, --results and --report apply;
+the other flags do not.)
+  --console                    run the console first-view benchmark
+  --loads L                    measured loads (default 5)`;
 
 /** The parsed flags. */
 export interface BenchFlags {
@@ -113,6 +127,10 @@ export interface BenchFlags {
   readonly signing: boolean;
   /** `--fleet`: run the fleet reporting cost benchmark (bench/fleet/) instead. */
   readonly fleet: boolean;
+  /** `--console`: run the console first-view benchmark (bench/console/) instead. */
+  readonly console: boolean;
+  /** `--loads`: the console benchmark's measured loads. */
+  readonly loads: number;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, min = 1): number {
@@ -153,6 +171,8 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
         "handshake-concurrency": { type: "string" },
         signing: { type: "boolean" },
         fleet: { type: "boolean" },
+        console: { type: "boolean" },
+        loads: { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -165,16 +185,25 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
   const tls = values.tls === true;
   const signing = values.signing === true;
   const fleet = values.fleet === true;
+  const consoleMode = values.console === true;
   const modes = [
     hostile && "--hostile",
     tls && "--tls",
     signing && "--signing",
     fleet && "--fleet",
+    consoleMode && "--console",
   ].filter(Boolean);
   if (modes.length > 1) throw new UsageError(`${modes.join(" and ")} are separate runs; give one`);
-  const services = positive("services", str("services"), tls || fleet ? 1_000 : 10_000);
+  const services = positive(
+    "services",
+    str("services"),
+    tls || fleet || consoleMode ? 1_000 : 10_000,
+  );
   const deps = positive("deps", str("deps"), 20);
-  if (deps > services) throw new UsageError(`--deps ${deps} is more than --services ${services}`);
+  // The console run has no agents of its own: --deps does not apply to it.
+  if (deps > services && !consoleMode) {
+    throw new UsageError(`--deps ${deps} is more than --services ${services}`);
+  }
   const changes = positive("changes", str("changes"), 200);
   return {
     services,
@@ -199,5 +228,7 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     handshakeConcurrency: positive("handshake-concurrency", str("handshake-concurrency"), 16),
     signing,
     fleet,
+    console: consoleMode,
+    loads: positive("loads", str("loads"), 5),
   };
 }

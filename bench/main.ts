@@ -9,6 +9,8 @@ import { parseCommandLine } from "../services/process/command-line.js";
 import { stopAllAgents } from "../test/support/agent-process.js";
 import { stopAllRegistrars } from "../test/support/registrar-process.js";
 import { BENCH_USAGE, parseBenchFlags } from "./bench-flags.js";
+import { consoleHeadline, renderConsoleReport } from "./console/console-report.js";
+import { runConsoleBench } from "./console/run-console-bench.js";
 import { fleetHeadline, renderFleetReport } from "./fleet/fleet-report.js";
 import { runFleetBench } from "./fleet/run-fleet-bench.js";
 import { hostileHeadline, renderHostileReport } from "./hostile/hostile-report.js";
@@ -74,6 +76,10 @@ if (flags.hostile) {
     heapMb: flags.heapMb,
   });
   await finish("hostile.json", hostile, renderHostileReport, hostileHeadline);
+}
+if (flags.console) {
+  const results = await runConsoleBench({ services: flags.services, loads: flags.loads });
+  await finish("console.json", results, renderConsoleReport, consoleHeadline);
 }
 const { services, agents, deps, workers, seed } = flags;
 if (flags.tls) {
