@@ -42,9 +42,9 @@ const browser = await chromium.launch({
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const base = sandbox.info.console;
-  await capture(page, `${base}#/fleet`, "section.fleet[data-state=ready]", "fleet.png");
   const heading = `main h1:has-text("${SERVICE.split("/")[1]}")`;
   await capture(page, `${base}#/service/${SERVICE}`, heading, "service.png");
+  await capture(page, `${base}#/fleet`, "section.fleet[data-state=ready]", "fleet.png");
 } finally {
   await browser.close();
   await sandbox.stop();
