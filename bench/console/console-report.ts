@@ -10,6 +10,8 @@ export interface ConsoleResults {
   readonly services: number;
   /** The clusters each service is reported by (the fleet's columns). */
   readonly clusters: number;
+  /** One GetFleetStatus (limit 1000) through the console from Node once the fleet was ready, ms. */
+  readonly fleetCallMs: number;
   /** Each measured load (the warm-up load is not among them). */
   readonly loads: readonly { readonly ms: number; readonly rows: number }[];
   /** Bytes of the console's built assets (`dist/assets`), raw and gzipped. */
@@ -36,6 +38,7 @@ export function consoleHeadline(results: ConsoleResults): Record<string, number 
     console_loads: results.loads.length,
     console_services: results.services,
     console_clusters: results.clusters,
+    console_fleet_call_ms: Math.round(results.fleetCallMs),
     console_bundle_bytes: results.bundleBytes,
     console_bundle_gzip_bytes: results.bundleGzipBytes,
     loadavg: results.loadavg,
@@ -62,6 +65,7 @@ export function renderConsoleReport(results: ConsoleResults, previous: string | 
     `| services × clusters in the fleet view | ${results.services} × ${results.clusters} |`,
     `| navigation start → fleet ready with every row, p50 | ${p50.toFixed(0)} ms |`,
     `| the same, max | ${max.toFixed(0)} ms |`,
+    `| for comparison: one GetFleetStatus (limit 1000) through the console from Node | ${results.fleetCallMs.toFixed(0)} ms |`,
     `| loads (fresh browser context each, after one warm-up) | ${results.loads.length} |`,
     `| rows rendered | ${[...new Set(results.loads.map((l) => l.rows))].join(", ")} |`,
     `| bundle (dist/assets) | ${kib(results.bundleBytes)} (${kib(results.bundleGzipBytes)} gzipped) |`,
