@@ -70,9 +70,7 @@ describe("the console's Live view in Chromium", () => {
     const checkout = view.locator('tr[data-service="shop/checkout"]');
     await checkout.waitFor({ timeout: 10_000 });
     expect(await checkout.locator("a").getAttribute("href")).toBe("#/service/shop/checkout");
-    expect(await page.evaluate(() => (globalThis as { marker?: string }).marker)).toBe(
-      "same page",
-    );
+    expect(await page.evaluate(() => (globalThis as { marker?: string }).marker)).toBe("same page");
 
     const port = Number(new URL((registrar as TestRegistrar).url).port);
     await registrar?.stop();
@@ -90,9 +88,7 @@ describe("the console's Live view in Chromium", () => {
       .toMatch(/^Resumed at \d\d:\d\d:\d\d UTC (by resume|with a fresh snapshot)/);
     await expect.poll(() => badge.textContent()).not.toMatch(/down/i);
     await view.locator('tr[data-service="shop/late"]').waitFor({ timeout: 10_000 });
-    expect(await page.evaluate(() => (globalThis as { marker?: string }).marker)).toBe(
-      "same page",
-    );
+    expect(await page.evaluate(() => (globalThis as { marker?: string }).marker)).toBe("same page");
     await screenshot("live-resumed");
     expect(foreign).toEqual([]);
     // The stream's failure while the registrar was down may log failed requests; nothing else.
