@@ -42,6 +42,8 @@ describe("the console's shell in Chromium", () => {
       await expect.poll(() => page.locator("main h1").first().textContent()).toContain(view);
       expect(await nav.locator('[aria-current="page"]').textContent()).toBe(view);
     }
+    // The live stream opened (the Fleet view had its data first): the header says live.
+    await expect.poll(() => page.locator("header output.badge").textContent()).toBe("live");
     await page.goto(`${dashboard.url}#/explain`);
     await expect.poll(() => page.locator("main h1").first().textContent()).toContain("Explain");
     expect(errors).toEqual([]);

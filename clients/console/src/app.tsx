@@ -35,6 +35,9 @@ function navigate(hash: string, options: { replace?: boolean } = {}): void {
   window.dispatchEvent(new HashChangeEvent("hashchange"));
 }
 
+/** How long the live stream waits for the first view's data at most, in milliseconds. */
+const STREAM_WAIT_MS = 1_500;
+
 /** The console: the header and the routed view. */
 export function App({ client, live }: { client: ConfigClient; live: LiveFeed }) {
   const [hash, setHash] = useState(window.location.hash);
@@ -45,6 +48,14 @@ export function App({ client, live }: { client: ConfigClient; live: LiveFeed }) 
   }, []);
   const route = parseRoute(hash);
   const View = VIEWS[route.view];
+  // The live stream opens once the Fleet view has its first answer (at 1,000 services its
+  // snapshot would compete with that call), at once for the views that read the stream,
+  // and after STREAM_WAIT_MS in any case.
+  useEffect(() => {
+    if (route.view !== "fleet") live.start();
+    const timer = setTimeout(() => live.start(), STREAM_WAIT_MS);
+    return () => clearTimeout(timer);
+  }, [route.view, live]);
   return (
     <>
       <a class="skip-link" href="#main">
@@ -67,7 +78,13 @@ export function App({ client, live }: { client: ConfigClient; live: LiveFeed }) 
         <ConnectionBadge live={live} />
       </header>
       <main id="main" tabIndex={-1}>
-        <View client={client} live={live} route={route} navigate={navigate} />
+        <View
+          client={client}
+          live={live}
+          route={route}
+          navigate={navigate}
+          ready={() => live.start()}
+        />
       </main>
     </>
   );

@@ -9,6 +9,7 @@ import { followWatch } from "./live/follow-watch.js";
 import "./styles.css";
 
 const client = createConfigClient();
-const live = followWatch(client);
+// Opened by the shell once the first view has its data (`app.tsx`).
+const live = followWatch(client, { deferred: true });
 const root = document.getElementById("app");
 if (root !== null) render(<App client={client} live={live} />, root);

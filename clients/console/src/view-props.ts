@@ -14,6 +14,11 @@ export interface ViewProps {
   readonly live: LiveFeed;
   /** The current route (view, service, query). */
   readonly route: Route;
+  /**
+   * The view shows its first data: the shell opens the live stream now (the
+   * Fleet view's first call goes first; other views' streams open at once).
+   */
+  readonly ready: () => void;
   /** Goes to `hash` (a `formatRoute` result); `replace` keeps the history entry (filters). */
   readonly navigate: (hash: string, options?: { replace?: boolean }) => void;
 }

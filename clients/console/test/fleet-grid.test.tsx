@@ -47,9 +47,10 @@ describe("FleetView", () => {
     const state = initialLiveState(0);
     const props = {
       client: { getFleetStatus: () => new Promise(() => {}) } as unknown as ViewProps["client"],
-      live: { current: () => state, subscribe: () => () => {} },
+      live: { current: () => state, subscribe: () => () => {}, start: () => {} },
       route: parseRoute("#/fleet?q=cart"),
       navigate: () => {},
+      ready: () => {},
     };
     const html = renderToString(<FleetView {...props} />);
     expect(html).toContain('<section class="fleet" data-state="loading"');

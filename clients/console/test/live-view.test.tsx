@@ -6,11 +6,12 @@ import { initialLiveState, type LiveFeed, type LiveState } from "../src/live/liv
 import { LiveView } from "../src/views/live/live-view.js";
 
 function render(state: LiveState): string {
-  const live: LiveFeed = { current: () => state, subscribe: () => () => {} };
+  const live: LiveFeed = { current: () => state, subscribe: () => () => {}, start: () => {} };
   return renderToString(
     <LiveView
       client={{} as ConfigClient}
       live={live}
+      ready={() => {}}
       route={{ view: "live", service: "", query: new Map() }}
       navigate={() => {}}
     />,

@@ -11,6 +11,9 @@
  *   each SYNCED.
  * - A stream silent for {@link SILENCE_MS} (three registrar keep-alives) is
  *   taken as dead: aborted and opened again.
+ * - With `deferred`, nothing opens until `start()`: the console's first view
+ *   makes its own first call before the stream's snapshot competes with it
+ *   (for the registrar and the dashboard, and the page's main thread).
  * - One object owns every timer; `stop()` aborts the stream and clears them.
  */
 import { ConnectError } from "@connectrpc/connect";
@@ -38,10 +41,14 @@ export interface FollowOptions {
   readonly random?: () => number;
   /** How long a silent stream is kept (default {@link SILENCE_MS}). */
   readonly silenceMs?: number;
+  /** Open the stream only on `start()` (default false: at once). */
+  readonly deferred?: boolean;
 }
 
 /** A live feed that follows WatchConfig until stopped. */
 export interface FollowedFeed extends LiveFeed {
+  /** Opens the stream if it is not open yet (idempotent; see `deferred`). */
+  start(): void;
   /** Ends the stream and every timer; the state stays as it was. */
   stop(): void;
 }
@@ -133,9 +140,16 @@ export function followWatch(client: ConfigClient, options: FollowOptions = {}): 
       });
     }
   };
-  void loop();
+  let started = false;
+  const start = () => {
+    if (started || stopped) return;
+    started = true;
+    void loop();
+  };
+  if (options.deferred !== true) start();
 
   return {
+    start,
     current: () => state.live,
     subscribe(listener) {
       listeners.add(listener);

@@ -66,6 +66,11 @@ export interface LiveFeed {
   current(): LiveState;
   /** Calls `listener` after each change of the state; returns the unsubscribe function. */
   subscribe(listener: () => void): () => void;
+  /**
+   * Opens the stream if it is not open yet (idempotent). The shell opens it
+   * once the first view has its data, or at once for views that read it.
+   */
+  start(): void;
 }
 
 /** The state before the stream opened. */

@@ -5,7 +5,7 @@
  * error above the grid in space kept for it (nothing shifts). Root:
  * `section.fleet[data-state=loading|ready|error]`, `ready` once data shows.
  */
-import { useMemo, useRef } from "preact/hooks";
+import { useEffect, useMemo, useRef } from "preact/hooks";
 import { formatRoute } from "../../route.js";
 import { useLive } from "../../use-live.js";
 import type { ViewProps } from "../../view-props.js";
@@ -25,7 +25,7 @@ function useSeen(values: readonly string[]): string[] {
 }
 
 /** The Fleet view. */
-export function FleetView({ client, live, route, navigate }: ViewProps) {
+export function FleetView({ client, live, route, navigate, ready }: ViewProps) {
   const filters = filtersOf(route.query);
   const key = JSON.stringify(filters);
   const { revision } = useLive(live);
@@ -42,6 +42,9 @@ export function FleetView({ client, live, route, navigate }: ViewProps) {
   const setFilters = (next: FleetFilters) =>
     navigate(formatRoute({ view: "fleet", query: filterQuery(next) }), { replace: true });
   const state = model !== undefined ? "ready" : error !== "" ? "error" : "loading";
+  useEffect(() => {
+    if (state !== "loading") ready();
+  }, [state]);
   return (
     <section class="fleet" data-state={state} aria-labelledby="view-title">
       <h1 id="view-title">Fleet</h1>

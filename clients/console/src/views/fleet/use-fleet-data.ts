@@ -69,9 +69,13 @@ export function useFleetData(
   const lastRevision = useRef(revision);
   // The first refresh, and one at once for new filters or a new revision (then followed).
   useEffect(() => {
-    if (revision !== lastRevision.current) followUntil.current = Date.now() + FOLLOW_FOR_MS;
+    // A change after the feed's first snapshot is refreshed at once and followed; the first
+    // snapshot itself is no change (the first refresh is under way, the timer does the rest).
+    const changed = revision !== lastRevision.current;
+    const first = changed && lastRevision.current === 0n;
+    if (changed && !first) followUntil.current = Date.now() + FOLLOW_FOR_MS;
     lastRevision.current = revision;
-    flight.current?.trigger();
+    if (!first) flight.current?.trigger();
   }, [key, revision]);
   return data;
 }
