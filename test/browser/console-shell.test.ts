@@ -60,4 +60,24 @@ describe("the console's shell in Chromium", () => {
     }
     expect(focused).toEqual(["Skip to content", "Fleet", "Service", "Explain", "Live"]);
   });
+
+  it("goes to each view with g and the key its link announces, but not while typing in a field", async () => {
+    const { page } = await openConsole(browser, dashboard.url);
+    const heading = () => page.locator("main h1").first().textContent();
+    for (const link of await page.locator("header nav a").all()) {
+      const [, key] = ((await link.getAttribute("aria-keyshortcuts")) ?? "").split(" ");
+      await page.keyboard.press("g");
+      await page.keyboard.press(key ?? "");
+      await expect.poll(heading).toContain(await link.textContent());
+    }
+    await page.keyboard.press("g");
+    await page.keyboard.press("e");
+    await expect.poll(heading).toContain("Explain");
+    await page.getByLabel("URL").focus();
+    await page.keyboard.press("g");
+    await page.keyboard.press("f");
+    // The shortcut would have changed the URL during the key press itself (pushState).
+    expect(new URL(page.url()).hash).toMatch(/^#\/explain/);
+    expect(await page.getByLabel("URL").inputValue()).toMatch(/gf$/);
+  });
 });
