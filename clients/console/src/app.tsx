@@ -8,7 +8,7 @@ import type { ConfigClient } from "./api.js";
 import { ConnectionBadge } from "./live/connection-badge.js";
 import type { LiveFeed } from "./live/live-feed.js";
 import { parseRoute, type ViewName } from "./route.js";
-import { shortcutStep } from "./shortcuts.js";
+import { useViewShortcuts } from "./use-view-shortcuts.js";
 import type { ViewProps } from "./view-props.js";
 import { ExplainView } from "./views/explain/explain-view.js";
 import { FleetView } from "./views/fleet/fleet-view.js";
@@ -47,30 +47,7 @@ export function App({ client, live }: { client: ConfigClient; live: LiveFeed }) 
     window.addEventListener("hashchange", onHash);
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
-  useEffect(() => {
-    let pendingG: number | undefined;
-    const onKey = (event: KeyboardEvent) => {
-      const target = event.target as HTMLElement | null;
-      const inField =
-        target !== null &&
-        (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
-      const press = {
-        key: event.key,
-        at: event.timeStamp,
-        modified: event.ctrlKey || event.altKey || event.metaKey,
-        inField,
-      };
-      const step = shortcutStep(press, pendingG);
-      pendingG = step.pendingG;
-      if (step.view !== undefined) {
-        event.preventDefault();
-        navigate(`#/${step.view}`);
-        document.getElementById("main")?.focus();
-      }
-    };
-    document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
-  }, []);
+  useViewShortcuts(navigate);
   const route = parseRoute(hash);
   const View = VIEWS[route.view];
   // The live stream opens once the Fleet view has its first answer (at 1,000 services its
