@@ -223,7 +223,7 @@ describe("e2e: a 3-member etcd cluster under faults", () => {
     const watch = recordWatch(configClient(spoke.url), { services: DEPS });
     await watch.until(
       (events) => events.some((e) => e.type === WatchEventType.SYNCED),
-      10_000,
+      20_000,
       "the watch's SYNCED marker",
     );
     const seen = watch.events.length;

@@ -10,6 +10,7 @@ import {
   campaignKey,
   electionBackoffOptions,
   keepAliveIntervalMs,
+  keepAliveStalled,
   leaseTtlSeconds,
   leaseValidUntil,
   type Predecessor,
@@ -42,6 +43,18 @@ describe("lease timing", () => {
   for (const [ttlMs, interval] of intervals) {
     it(`renews a ${ttlMs} ms lease every ${interval} ms`, () => {
       expect(keepAliveIntervalMs(ttlMs)).toBe(interval);
+    });
+  }
+
+  const stalls: [string, number | undefined, number, boolean][] = [
+    ["every keep-alive answered", undefined, 50_000, false],
+    ["the oldest unanswered one waited less than an interval", 10_000, 10_999, false],
+    ["it waited a whole interval (1 s for a 3 s TTL)", 10_000, 11_000, true],
+    ["it waited longer", 10_000, 12_500, true],
+  ];
+  for (const [name, oldest, now, stalled] of stalls) {
+    it(`takes a keep-alive stream as ${stalled ? "stalled" : "alive"} when ${name}`, () => {
+      expect(keepAliveStalled(oldest, now, 3_000)).toBe(stalled);
     });
   }
 

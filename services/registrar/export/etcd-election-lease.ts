@@ -4,12 +4,14 @@
  * Unlike etcd3's lease (which notices a lost lease only after twice the TTL
  * without an answer), the lease counts as lost as soon as it can no longer
  * be proven alive: its TTL after the last keep-alive etcd answered, measured
- * from when that keep-alive was sent.
+ * from when that keep-alive was sent. A stream whose keep-alive goes
+ * unanswered for a renewal interval (a frozen or cut-off member keeps it
+ * open) is opened again, so the lease moves to a member that answers.
  */
 import type { Etcd3, IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse } from "etcd3";
 import type { Logger } from "../../runtime/logger.js";
 import { callEtcd, closeStream } from "../store/etcd-client.js";
-import { keepAliveIntervalMs, leaseValidUntil } from "./etcd-election-rules.js";
+import { keepAliveIntervalMs, keepAliveStalled, leaseValidUntil } from "./etcd-election-rules.js";
 
 /** The etcd client, request deadline and logger an election's requests use. */
 export interface ElectionEtcd {
@@ -87,6 +89,11 @@ export function keepLeaseAlive(
   };
   const send = (): void => {
     if (stream === undefined) return;
+    const waited = Date.now() - (sentTimes[0] ?? Date.now());
+    if (keepAliveStalled(sentTimes[0], Date.now(), ttlMs)) {
+      streamFailed(stream, `no answer to a keep-alive for ${waited} ms`);
+      return;
+    }
     sentTimes.push(Date.now());
     stream.write({ ID: leaseId });
   };

@@ -39,6 +39,21 @@ export function keepAliveIntervalMs(ttlMs: number): number {
 }
 
 /**
+ * Whether a keep-alive stream has stalled: its oldest unanswered keep-alive
+ * (sent at `oldestSentAt`; undefined when every one was answered) has waited
+ * a whole renewal interval. A member that is frozen or cut off keeps its
+ * stream open and answers nothing; the stream is then opened again (on a
+ * member that answers) while the lease still has two thirds of its TTL.
+ */
+export function keepAliveStalled(
+  oldestSentAt: number | undefined,
+  now: number,
+  ttlMs: number,
+): boolean {
+  return oldestSentAt !== undefined && now - oldestSentAt >= keepAliveIntervalMs(ttlMs);
+}
+
+/**
  * Returns until when a lease is proven alive after etcd answered a
  * keep-alive sent at `sentAt` with `answeredTtl` (etcd's TTL in seconds, as
  * a decimal string): `answeredTtl` seconds after `sentAt`, never earlier
