@@ -275,9 +275,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       );
     }
 
-    consoleServer = await createSandboxConsole(parts, registrarInfo[0]?.url as string);
-    const consoleUrl = await consoleServer.start();
-
     const started: { spoke: SpokeSpec; agent: Agent; registrar: string }[] = [];
     for (const [i, spoke] of SPOKES.entries()) {
       signal.throwIfAborted();
@@ -294,6 +291,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       ),
     );
     for (const { spoke, agent } of started) printChanges(spoke.cluster, agent);
+    // The console after the agents: its Explain view reads their route tables by cluster.
+    const agentUrls = started.map(({ spoke, agent }): [string, string] => [
+      spoke.cluster,
+      agent.address?.url ?? "",
+    ]);
+    consoleServer = await createSandboxConsole(parts, registrarInfo[0]?.url as string, {
+      agents: new Map(agentUrls),
+    });
+    const consoleUrl = await consoleServer.start();
     return {
       store: config.store,
       etcdEndpoints: config.etcdEndpoints,
