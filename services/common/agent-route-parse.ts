@@ -4,7 +4,7 @@
  * service's entry with its source, origin, version and decoded projection,
  * the mesh defaults as the entry of `@mesh`. Pure, shared by `aetherctl
  * explain --agent`, `aetherctl dashboard`'s agent proxy and the console's
- * Explain view; {@link agentRoutesToJson} writes the same document again.
+ * Explain view (`agent-route-write.ts` writes the document again).
  */
 import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import {
@@ -12,7 +12,7 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
-import { type RouteSource, routeTableToJson } from "./route-merge.js";
+import type { RouteSource } from "./route-merge.js";
 import { MESH_RECORD } from "./service-name.js";
 
 /** One entry of an agent's route table, with the projection decoded. */
@@ -128,30 +128,4 @@ export function describeRouteSource(entry: AgentRouteEntry): string {
   return entry.source === "local"
     ? `local, from cluster ${entry.origin} (version ${entry.version})`
     : `imported, from origin ${entry.origin} version ${entry.version}`;
-}
-
-/**
- * The `/routes` document of `entries` (as {@link parseAgentRoutes} returns
- * them: the `@mesh` entry, when there is one, becomes `meshDefaults` again),
- * the text the agent itself would write; parsing it gives `entries` back.
- */
-export function agentRoutesToJson(entries: readonly AgentRouteEntry[]): string {
-  const mesh = entries.find((entry) => entry.service === MESH_RECORD);
-  const meshConfig = mesh?.projection.meshConfig;
-  return routeTableToJson({
-    services: entries
-      .filter((entry) => entry.service !== MESH_RECORD)
-      .map((entry) => ({ ...entry, resolution: "" })),
-    ...(mesh === undefined || meshConfig === undefined
-      ? {}
-      : {
-          meshDefaults: {
-            source: mesh.source,
-            origin: mesh.origin,
-            version: mesh.version,
-            config: meshConfig,
-            projection: mesh.projection,
-          },
-        }),
-  });
 }

@@ -48,6 +48,22 @@ const STORE_SYNC_TIMEOUT_MS = 15_000;
 /** How long the agents may take to hold config for their whole dependency set (then a note). */
 const COVERAGE_TIMEOUT_MS = 5_000;
 
+/**
+ * The console's server, made once the agents run: its Explain view reads
+ * their route tables (`/agents/<cluster>/routes`).
+ */
+function consoleAfterAgents(
+  parts: SandboxParts,
+  hubUrl: string,
+  started: readonly { readonly spoke: SpokeSpec; readonly agent: Agent }[],
+): Promise<DashboardServer> {
+  const agents = started.map(({ spoke, agent }): [string, string] => [
+    spoke.cluster,
+    agent.address?.url ?? "",
+  ]);
+  return createSandboxConsole(parts, hubUrl, { agents: new Map(agents) });
+}
+
 /** Options of {@link createSandbox}. */
 export interface SandboxOptions {
   /** The validated configuration (see `parseSandboxFlags`). */
@@ -291,14 +307,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       ),
     );
     for (const { spoke, agent } of started) printChanges(spoke.cluster, agent);
-    // The console after the agents: its Explain view reads their route tables by cluster.
-    const agentUrls = started.map(({ spoke, agent }): [string, string] => [
-      spoke.cluster,
-      agent.address?.url ?? "",
-    ]);
-    consoleServer = await createSandboxConsole(parts, registrarInfo[0]?.url as string, {
-      agents: new Map(agentUrls),
-    });
+    consoleServer = await consoleAfterAgents(parts, registrarInfo[0]?.url as string, started);
     const consoleUrl = await consoleServer.start();
     return {
       store: config.store,

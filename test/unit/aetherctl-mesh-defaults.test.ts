@@ -11,11 +11,8 @@ import { parseAetherctlFlags } from "../../clients/aetherctl/aetherctl-flags.js"
 import { formatExplanation } from "../../clients/aetherctl/explain-format.js";
 import { formatMeshRecord } from "../../clients/aetherctl/mesh-defaults-describe.js";
 import type { SignatureReport } from "../../clients/aetherctl/signature-report.js";
-import {
-  agentRoutesToJson,
-  findAgentRoute,
-  parseAgentRoutes,
-} from "../../services/common/agent-route-parse.js";
+import { findAgentRoute, parseAgentRoutes } from "../../services/common/agent-route-parse.js";
+import { agentRoutesToJson } from "../../services/common/agent-route-write.js";
 import { evaluate } from "../../services/common/evaluator.js";
 import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
 import { UsageError } from "../../services/process/usage-error.js";

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
-import { agentRoutesToJson } from "../../../services/common/agent-route-parse.js";
+import { agentRoutesToJson } from "../../../services/common/agent-route-write.js";
 import { fetchAgentRoutes } from "../agent-routes.js";
 import { AGENT_TABLE_MAX_BYTES, agentsRequestOf } from "./dashboard-agents.js";
 import { sendText } from "./static-assets.js";

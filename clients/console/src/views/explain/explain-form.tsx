@@ -73,8 +73,10 @@ export function ExplainFormView(props: ExplainFormProps) {
         {(agents.length > 0 || agentChosen) && (
           <label>
             <span>Agent</span>
+            {/* Named by aria-label: a wrapping label's name would take in the chosen option. */}
             <select
               name="agent"
+              aria-label="Agent"
               value={form.agent}
               {...invalid("agent")}
               onChange={(event) => onChange({ ...form, agent: event.currentTarget.value })}
