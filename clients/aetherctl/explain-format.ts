@@ -13,12 +13,13 @@ import type {
   HttpFilter,
   ServiceConfigProjection,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import { describeRouteSource } from "../../services/common/agent-route-parse.js";
 import type {
   Decision,
   DecisionRoute,
   HeaderChange,
 } from "../../services/common/evaluator-types.js";
-import { type AgentLookup, describeRouteSource, notRoutedSentence } from "./agent-routes.js";
+import { type AgentLookup, notRoutedSentence } from "./agent-routes.js";
 import { describeBackendTls } from "./backend-tls-describe.js";
 import type { ExplainTarget } from "./explain-request.js";
 import { describeExtensionRef } from "./extension-ref-describe.js";

@@ -3,7 +3,9 @@
  * static files and its ConfigService gateway) forwarding to the hub
  * registrar as the operator would run it: with the operator's X.509-SVID,
  * every trust domain's bundle and the hub registrar's SPIFFE ID checked
- * (what `operator.env` gives aetherctl), or in plaintext with `--plaintext`.
+ * (what `operator.env` gives aetherctl), or in plaintext with `--plaintext`;
+ * and reading its agents' route tables (`aetherctl dashboard --agent
+ * east=URL --agent west=URL`) for the Explain view.
  */
 
 import { DEFAULT_ASSETS_DIR } from "../../clients/aetherctl/dashboard/dashboard-flags.js";
@@ -38,20 +40,22 @@ async function operatorTls(pki: SandboxPki): Promise<ClientTlsOptions> {
 /**
  * Creates the console's dashboard server on the sandbox's listen host and
  * console port, forwarding to the hub at `hubUrl` with the operator's
- * identity when the sandbox has a PKI (not listening yet: `start()` resolves
+ * identity when the sandbox has a PKI, with `options.agents` (cluster →
+ * agent base URL) under `/agents` (not listening yet: `start()` resolves
  * with its URL); rejects when the operator's TLS files are refused.
- * `assetsDir` defaults to `clients/console/dist/`.
+ * `options.assetsDir` defaults to `clients/console/dist/`.
  */
 export async function createSandboxConsole(
   parts: Pick<SandboxParts, "config" | "ports" | "pki">,
   hubUrl: string,
-  assetsDir: string = DEFAULT_ASSETS_DIR,
+  options: { readonly agents: ReadonlyMap<string, string>; readonly assetsDir?: string },
 ): Promise<DashboardServer> {
   const tls = parts.pki === undefined ? undefined : await operatorTls(parts.pki);
   return createDashboardServer({
     client: createRegistrarClient(hubUrl, tls),
     timeoutMs: CONSOLE_CALL_TIMEOUT_MS,
-    assetsDir,
+    assetsDir: options.assetsDir ?? DEFAULT_ASSETS_DIR,
+    agents: options.agents,
     host: parts.config.host,
     port: parts.ports.console,
   });

@@ -48,6 +48,22 @@ const STORE_SYNC_TIMEOUT_MS = 15_000;
 /** How long the agents may take to hold config for their whole dependency set (then a note). */
 const COVERAGE_TIMEOUT_MS = 5_000;
 
+/**
+ * The console's server, made once the agents run: its Explain view reads
+ * their route tables (`/agents/<cluster>/routes`).
+ */
+function consoleAfterAgents(
+  parts: SandboxParts,
+  hubUrl: string,
+  started: readonly { readonly spoke: SpokeSpec; readonly agent: Agent }[],
+): Promise<DashboardServer> {
+  const agents = started.map(({ spoke, agent }): [string, string] => [
+    spoke.cluster,
+    agent.address?.url ?? "",
+  ]);
+  return createSandboxConsole(parts, hubUrl, { agents: new Map(agents) });
+}
+
 /** Options of {@link createSandbox}. */
 export interface SandboxOptions {
   /** The validated configuration (see `parseSandboxFlags`). */
@@ -275,9 +291,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       );
     }
 
-    consoleServer = await createSandboxConsole(parts, registrarInfo[0]?.url as string);
-    const consoleUrl = await consoleServer.start();
-
     const started: { spoke: SpokeSpec; agent: Agent; registrar: string }[] = [];
     for (const [i, spoke] of SPOKES.entries()) {
       signal.throwIfAborted();
@@ -294,6 +307,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       ),
     );
     for (const { spoke, agent } of started) printChanges(spoke.cluster, agent);
+    consoleServer = await consoleAfterAgents(parts, registrarInfo[0]?.url as string, started);
+    const consoleUrl = await consoleServer.start();
     return {
       store: config.store,
       etcdEndpoints: config.etcdEndpoints,

@@ -7,8 +7,12 @@
  * seed: outcome, status, route, rule, match, backend, redirect, filters;
  * the first also in origin hub's projections (`--origin`), and the
  * producer's weighted split, which the README's callers do not reach.
- * The decision's URL, opened anew, gives it again. Screenshot `explain.png`;
- * no console error and no request beyond the dashboard.
+ * The decision's URL, opened anew, gives it again. And through the
+ * sandbox's own console (which reads east's and west's agents), as west's
+ * agent, whose local override of shop/checkout differs from the hub's: the
+ * decision `aetherctl explain --agent <west's URL> -o json` gives, and not
+ * the effective view's. Screenshot `explain.png`; no console error and no
+ * request beyond the dashboard.
  */
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -62,8 +66,11 @@ function formOf(args: readonly string[]) {
   return fields;
 }
 
-/** Fills the Explain form with `args` and submits it with Enter. */
-async function fillAndSubmit(page: Page, args: readonly string[]): Promise<void> {
+/**
+ * Fills the Explain form with `args` (and with `agent`, chooses that agent's
+ * route table) and submits it with Enter.
+ */
+async function fillAndSubmit(page: Page, args: readonly string[], agent?: string): Promise<void> {
   const form = formOf(args);
   const field = (label: string) => page.getByLabel(label, { exact: true });
   await field("Method").fill(form.method);
@@ -78,6 +85,7 @@ async function fillAndSubmit(page: Page, args: readonly string[]): Promise<void>
     await field(`Header ${index + 1} name`).fill(header.slice(0, colon).trim());
     await field(`Header ${index + 1} value`).fill(header.slice(colon + 1).trim());
   }
+  if (agent !== undefined) await field("Agent").selectOption(agent);
   await field("URL").fill(form.url);
   await field("URL").press("Enter");
 }
@@ -214,6 +222,53 @@ describe("the Explain view against the sandbox's hub", () => {
       await Promise.all([page.close(), linked.page.close()]);
     }
   }, 120_000);
+});
+
+describe("the Explain view as one cluster's agent (the sandbox's console)", () => {
+  it("gives aetherctl explain --agent's decision for west, which is not the effective view's", async () => {
+    const west = sandbox.agents.get("west") as string;
+    const args = ["--from-namespace", "web", "GET", "http://checkout.shop:8080/"];
+    const cli = async (extra: string[]) => {
+      const run = await runAetherctlInProcess(
+        ["--registrar", hub, "explain", ...extra, ...args, "--seed-random", SEED, "-o", "json"],
+        { env },
+      );
+      expect({ code: run.code, stderr: run.stderr }).toMatchObject({ code: 0 });
+      return JSON.parse(run.stdout, (_, v) => (v === null ? undefined : v)) as CliDecision & {
+        agentRoute?: { source: string; origin: string; version: string };
+      };
+    };
+    const [asWest, effective] = await Promise.all([cli(["--agent", west]), cli([])]);
+    expect(asWest.agentRoute).toMatchObject({ source: "local", origin: "west" });
+
+    const { page, errors, foreign } = await openConsole(browser, `${sandbox.console}#/explain`);
+    // The Agent choice shows once the console read the dashboard's GET /agents.
+    const choices = page.getByLabel("Agent", { exact: true }).locator("option");
+    await expect
+      .poll(() => choices.allTextContents(), { timeout: 10_000 })
+      .toEqual(["none: the registrar's view", "agent east", "agent west"]);
+    await fillAndSubmit(page, args, "west");
+    const rows = await shownRows(page);
+    expect(rows).toMatchObject(expectedRows(asWest));
+    expect((rows.applied ?? "").split(" | ")).toEqual(
+      expect.arrayContaining(expectedApplied(asWest)),
+    );
+    expect(await page.locator(".agent-route").textContent()).toBe(
+      `Agent west's entry for shop/checkout: local, from cluster west (version ${asWest.agentRoute?.version}): the cluster's local override.`,
+    );
+    expect(page.url()).toContain("agent=west");
+
+    // The same request in the effective view: the hub's decision, not west's.
+    const linked = await openConsole(browser, page.url().replace("agent=west", "agent="));
+    const effectiveRows = await shownRows(linked.page);
+    expect(effectiveRows).toMatchObject(expectedRows(effective));
+    expect(effectiveRows).not.toEqual(rows);
+    expect(expectedApplied(effective)).not.toEqual(expectedApplied(asWest));
+    expect(await linked.page.locator(".agent-route").count()).toBe(0);
+    expect([...errors, ...linked.errors]).toEqual([]);
+    expect([...foreign, ...linked.foreign]).toEqual([]);
+    await Promise.all([page.close(), linked.page.close()]);
+  }, 60_000);
 });
 
 describe("the Explain view's problems", () => {

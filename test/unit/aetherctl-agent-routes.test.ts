@@ -3,13 +3,9 @@ import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { COMMAND_USAGE, parseAetherctlFlags } from "../../clients/aetherctl/aetherctl-flags.js";
 import {
-  type AgentRouteEntry,
   agentRouteJson,
-  describeRouteSource,
   fetchAgentRoutes,
-  findAgentRoute,
   notRoutedSentence,
-  parseAgentRoutes,
 } from "../../clients/aetherctl/agent-routes.js";
 import { formatExplanation } from "../../clients/aetherctl/explain-format.js";
 import { constantRandom } from "../../clients/aetherctl/random-source.js";
@@ -19,6 +15,12 @@ import {
   type ServiceConfigProjection,
   ServiceConfigProjectionSchema,
 } from "../../gen/aether/registry/v1/projection_pb.js";
+import {
+  type AgentRouteEntry,
+  describeRouteSource,
+  findAgentRoute,
+  parseAgentRoutes,
+} from "../../services/common/agent-route-parse.js";
 import { evaluate } from "../../services/common/evaluator.js";
 import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
 import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";

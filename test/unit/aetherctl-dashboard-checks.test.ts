@@ -164,6 +164,7 @@ describe("dashboard: flags and opener", () => {
       port: 7070,
       open: false,
       assetsDir: DEFAULT_ASSETS_DIR,
+      agents: new Map(),
     });
     expect(DEFAULT_ASSETS_DIR).toMatch(/clients\/console\/dist\/$/);
   });
@@ -175,6 +176,7 @@ describe("dashboard: flags and opener", () => {
       port: 0,
       open: true,
       assetsDir: "/tmp/x",
+      agents: new Map(),
     });
   });
 

@@ -2,15 +2,17 @@
  * aetherctl and the mesh defaults (the `@mesh` record): `get @mesh`'s text,
  * `explain`'s lines for the defaults that applied (marked, with the record
  * they came from) and for a rule's own policies (unmarked), the agent's
- * `meshDefaults` read back as the `@mesh` entry, and `@mesh` accepted where
+ * `meshDefaults` read back as the `@mesh` entry (and written again as the
+ * same document, as the dashboard passes it on), and `@mesh` accepted where
  * a record is named.
  */
 import { describe, expect, it } from "vitest";
 import { parseAetherctlFlags } from "../../clients/aetherctl/aetherctl-flags.js";
-import { findAgentRoute, parseAgentRoutes } from "../../clients/aetherctl/agent-routes.js";
 import { formatExplanation } from "../../clients/aetherctl/explain-format.js";
 import { formatMeshRecord } from "../../clients/aetherctl/mesh-defaults-describe.js";
 import type { SignatureReport } from "../../clients/aetherctl/signature-report.js";
+import { findAgentRoute, parseAgentRoutes } from "../../services/common/agent-route-parse.js";
+import { agentRoutesToJson } from "../../services/common/agent-route-write.js";
 import { evaluate } from "../../services/common/evaluator.js";
 import { mergeRouteTable, routeTableToJson } from "../../services/common/route-merge.js";
 import { UsageError } from "../../services/process/usage-error.js";
@@ -130,6 +132,39 @@ describe("an agent's meshDefaults read back", () => {
       ],
     ]),
     cluster: "west",
+  });
+
+  it("is written again as the agent's own document (agentRoutesToJson)", () => {
+    const withService = mergeRouteTable({
+      dependencies: ["shop/cart"],
+      local: new Map([
+        [
+          "shop/cart",
+          ruleProjection(
+            "shop/cart",
+            [{ backends: [{ service: "shop/cart-v1", port: 8080, weight: 1 }] }],
+            { port: 8080 },
+          ),
+        ],
+      ]),
+      imported: new Map([
+        [
+          "@mesh",
+          {
+            origin: "hub",
+            service: "@mesh",
+            projection: meshRecord(DEFAULTS, { version: versionAt(3) }),
+          },
+        ],
+      ]),
+      cluster: "west",
+    });
+    const text = routeTableToJson(withService);
+    expect(text).toContain('"source": "local"');
+    expect(agentRoutesToJson(parseAgentRoutes(text))).toBe(text);
+    expect(agentRoutesToJson(parseAgentRoutes(routeTableToJson(table)))).toBe(
+      routeTableToJson(table),
+    );
   });
 
   it("is the @mesh entry, its projection the mesh record", () => {

@@ -65,6 +65,7 @@ export async function runDashboard(
     assetsDir: command.assetsDir,
     host: command.host,
     port: command.port,
+    agents: command.agents,
   });
   let url: string;
   try {

@@ -25,6 +25,7 @@ import {
   MeshConfigSchema,
   type ServiceConfigProjection,
 } from "../../../gen/aether/registry/v1/projection_pb.js";
+import { findAgentRoute } from "../../../services/common/agent-route-parse.js";
 import { backendTlsFor } from "../../../services/common/backend-tls-select.js";
 import { evaluate } from "../../../services/common/evaluator.js";
 import { resolveTargetService } from "../../../services/common/explain-decide.js";
@@ -33,12 +34,7 @@ import { httpFiltersForPort } from "../../../services/common/http-filter-selecti
 import { MESH_RECORD } from "../../../services/common/service-name.js";
 import { UsageError } from "../../../services/process/usage-error.js";
 import type { ExplainCommand } from "../aetherctl-flags.js";
-import {
-  type AgentLookup,
-  agentRouteJson,
-  fetchAgentRoutes,
-  findAgentRoute,
-} from "../agent-routes.js";
+import { type AgentLookup, agentRouteJson, fetchAgentRoutes } from "../agent-routes.js";
 import { type CommandContext, unaryCallOptions } from "../command-context.js";
 import { formatExplanation } from "../explain-format.js";
 import type { ExplainTarget } from "../explain-request.js";

@@ -3,7 +3,9 @@
  * is checked first (DNS rebinding), then ConfigService calls, their Origin
  * checked too (cross-site calls), go to the gateway (`config-gateway.ts`,
  * served by connect-node: the Connect protocol in JSON and binary, and
- * gRPC-Web), and everything else to the console's static files
+ * gRPC-Web) or, for `/agents…`, to the agents' route tables
+ * (`agent-proxy.ts`, the same Origin check), and everything else to the
+ * console's static files
  * (`static-assets.ts`). Every response carries the headers of
  * `response-headers.ts`.
  */
@@ -11,7 +13,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { hostname, networkInterfaces } from "node:os";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { serveAgents } from "./agent-proxy.js";
 import { type ConfigGatewayOptions, registerConfigGateway } from "./config-gateway.js";
+import { isAgentsPath } from "./dashboard-agents.js";
 import {
   allowedHosts,
   checkApiOrigin,
@@ -33,6 +37,8 @@ export interface DashboardServerOptions extends ConfigGatewayOptions {
   readonly host: string;
   /** The port to listen on; 0 picks a free one. */
   readonly port: number;
+  /** The agents whose route tables `/agents/NAME/routes` reads, by name; none when absent. */
+  readonly agents?: ReadonlyMap<string, string>;
 }
 
 /** The machine's own addresses and name, which a wildcard listen host also answers to. */
@@ -62,6 +68,7 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
     requireConnectProtocolHeader: true,
     readMaxBytes: READ_MAX_BYTES,
   });
+  const agents = options.agents ?? new Map<string, string>();
   let allowed: ReadonlySet<string> = new Set();
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
     for (const [name, value] of Object.entries(COMMON_HEADERS)) response.setHeader(name, value);
@@ -72,14 +79,15 @@ export function createDashboardServer(options: DashboardServerOptions): Dashboar
       return;
     }
     const target = request.url ?? "";
-    if (isApiPath(target)) {
+    if (isApiPath(target) || isAgentsPath(target)) {
       const crossSite = checkApiOrigin({
         host: host as string,
         origin: request.headers.origin,
         fetchSite: request.headers["sec-fetch-site"] as string | undefined,
       });
       if (crossSite !== undefined) sendText(response, crossSite);
-      else api(request, response);
+      else if (isApiPath(target)) api(request, response);
+      else void serveAgents(request, response, { agents, timeoutMs: options.timeoutMs });
       return;
     }
     serveAsset(request, response, options.assetsDir).catch(() => response.destroy());

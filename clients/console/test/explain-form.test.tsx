@@ -10,12 +10,36 @@ const render = (props: Partial<Parameters<typeof ExplainFormView>[0]>) =>
       onChange={() => {}}
       onSubmit={() => {}}
       origins={[]}
+      agents={[]}
       errorId="e"
       {...props}
     />,
   );
 
 describe("the Explain form", () => {
+  it("offers no Agent choice while the dashboard has no agents", () => {
+    const html = render({});
+    expect(html).not.toContain("<span>Agent</span>");
+    expect(html).not.toContain('name="agent"');
+  });
+
+  it("offers the dashboard's agents, and disables the origin while one is chosen", () => {
+    const none = render({ agents: ["east", "west"] });
+    expect(none).toContain("<span>Agent</span>");
+    expect(none).toMatch(
+      /<option selected value>none: the registrar's view<\/option><option value="east">agent east<\/option><option value="west">agent west<\/option>/,
+    );
+    expect(none).not.toMatch(/name="origin"[^>]*disabled/);
+    const west = render({ agents: ["east", "west"], form: { ...EMPTY_FORM, agent: "west" } });
+    expect(west).toMatch(/<option selected value="west">agent west<\/option>/);
+    expect(west).toMatch(/name="origin"[^>]*disabled/);
+  });
+
+  it("keeps an agent a linked URL names even when the dashboard does not list it", () => {
+    const html = render({ agents: [], form: { ...EMPTY_FORM, agent: "north" } });
+    expect(html).toMatch(/<option selected value="north">agent north<\/option>/);
+  });
+
   it("labels every control, offers the origins and has one submit button", () => {
     const html = render({
       form: { ...EMPTY_FORM, headers: [{ name: "x-beta", value: "true" }] },

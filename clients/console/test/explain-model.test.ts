@@ -29,6 +29,7 @@ describe("the Explain form in the URL's query", () => {
         seed: "42",
       }),
     ],
+    ["an agent's table", form({ url: "http://checkout.shop:8080/", agent: "west" })],
   ];
   it.each(cases)("%s survives form → query → form", (_, value) => {
     const query = new Map(formToQuery(value).filter(([, v]) => v !== ""));
@@ -104,6 +105,12 @@ describe("the target a form asks about (aetherctl explain's parser)", () => {
     ["a bad port", form({ url: "a.b", port: "70000" }), "--port", "port"],
     ["a gRPC method without a slash", form({ url: "a.b", grpc: "Append" }), "--grpc", "grpc"],
     ["a method that is no token", form({ url: "a.b", method: "GE T" }), "HTTP method", "method"],
+    [
+      "both an origin and an agent",
+      form({ url: "a.b", origin: "hub", agent: "west" }),
+      "an origin cluster or an agent, not both",
+      "agent",
+    ],
   ])("refuses %s with the parser's reason, naming the field", (_, value, words, field) => {
     const request = formTarget(value);
     expect(request).toMatchObject({ ok: false, error: expect.stringContaining(words), field });

@@ -1,7 +1,8 @@
 /**
  * The Explain form: method, URL, header rows (add, remove), caller
- * namespace, port, gRPC method, the view (effective or one origin) and the
- * seed of the weighted pick. Every control is labelled; Enter in any field
+ * namespace, port, gRPC method, the view (effective, one origin, or one
+ * agent's route table: a choice shown when the dashboard has agents) and
+ * the seed of the weighted pick. Every control is labelled; Enter in any field
  * submits. Controlled: the parent holds the {@link ExplainForm}.
  */
 import type { ExplainForm, HeaderRow } from "./explain-model.js";
@@ -13,6 +14,8 @@ export interface ExplainFormProps {
   readonly onSubmit: () => void;
   /** Origin clusters to offer for the view (a datalist; any name can be typed). */
   readonly origins: readonly string[];
+  /** The agents the dashboard reads route tables from (`GET /agents`); none: no Agent choice. */
+  readonly agents: readonly string[];
   /** The field the last problem was about (`headers` for every header row); none when valid. */
   readonly invalid?: string | undefined;
   /** The id of the element that says the problem. */
@@ -33,7 +36,8 @@ const FIELDS: readonly { key: TextField; label: string; placeholder: string; wid
 
 /** The Explain form. */
 export function ExplainFormView(props: ExplainFormProps) {
-  const { form, onChange, onSubmit, origins } = props;
+  const { form, onChange, onSubmit, origins, agents } = props;
+  const agentChosen = form.agent.trim() !== "";
   const invalid = (field: string) =>
     props.invalid === field ? { "aria-invalid": true, "aria-describedby": props.errorId } : {};
   const setRow = (index: number, row: HeaderRow) =>
@@ -58,12 +62,34 @@ export function ExplainFormView(props: ExplainFormProps) {
               spellcheck={false}
               autocomplete="off"
               list={key === "origin" ? "explain-origins" : undefined}
-              disabled={key === "method" && form.grpc.trim() !== ""}
+              disabled={
+                (key === "method" && form.grpc.trim() !== "") || (key === "origin" && agentChosen)
+              }
               {...invalid(key)}
               onInput={(event) => onChange({ ...form, [key]: event.currentTarget.value })}
             />
           </label>
         ))}
+        {(agents.length > 0 || agentChosen) && (
+          <label>
+            <span>Agent</span>
+            {/* Named by aria-label: a wrapping label's name would take in the chosen option. */}
+            <select
+              name="agent"
+              aria-label="Agent"
+              value={form.agent}
+              {...invalid("agent")}
+              onChange={(event) => onChange({ ...form, agent: event.currentTarget.value })}
+            >
+              <option value="">none: the registrar's view</option>
+              {[...new Set([...agents, ...(agentChosen ? [form.agent] : [])])].map((name) => (
+                <option key={name} value={name}>
+                  agent {name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <datalist id="explain-origins">
           {origins.map((origin) => (
             <option key={origin} value={origin} />

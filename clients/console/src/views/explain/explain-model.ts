@@ -12,6 +12,7 @@ import {
   type ExplainTarget,
 } from "../../../../../services/common/explain-target.js";
 import { mulberry32 } from "../../../../../services/common/mulberry32.js";
+import { viewConflict } from "./explain-agent.js";
 
 /** One header row of the form. */
 export interface HeaderRow {
@@ -35,6 +36,8 @@ export interface ExplainForm {
   readonly grpc: string;
   /** The origin cluster whose projections to use; empty: the effective view. */
   readonly origin: string;
+  /** The agent whose route table to use (a name of the dashboard's `/agents`); empty: none. */
+  readonly agent: string;
   /** The seed of the weighted pick (mulberry32); empty: the constant 0. */
   readonly seed: string;
 }
@@ -48,10 +51,11 @@ export const EMPTY_FORM: ExplainForm = {
   port: "",
   grpc: "",
   origin: "",
+  agent: "",
   seed: "",
 };
 
-const FIELDS = ["method", "url", "from", "port", "grpc", "origin", "seed"] as const;
+const FIELDS = ["method", "url", "from", "port", "grpc", "origin", "agent", "seed"] as const;
 
 /**
  * The form a route's query holds; missing keys take {@link EMPTY_FORM}'s
@@ -111,11 +115,14 @@ export type FormRequest =
 /**
  * The target a form asks about, parsed as `aetherctl explain --from-namespace
  * FROM [--port P] [--grpc S/M] [-H …] METHOD URL` would be, or the parser's
- * message when the form cannot be asked (an empty URL, a bad seed too).
+ * message when the form cannot be asked (an empty URL, a bad seed, both an
+ * origin and an agent too).
  */
 export function formTarget(form: ExplainForm): FormRequest {
   if (form.url.trim() === "")
     return { ok: false, error: "enter the URL of the request", field: "url" };
+  const conflict = viewConflict(form);
+  if (conflict !== undefined) return { ok: false, error: conflict, field: "agent" };
   const seed = form.seed.trim();
   if (seed !== "" && !(/^\d{1,10}$/.test(seed) && Number(seed) <= 0xffffffff)) {
     return {

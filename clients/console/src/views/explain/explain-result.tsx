@@ -1,19 +1,25 @@
 /**
- * An explained request: the decision's rows (the route, rule, match and
- * backend that decided it highlighted), the matched rule's backends as
+ * An explained request: with an agent's table, which of its entries decided
+ * it; the decision's rows (the route, rule, match and backend that decided it
+ * highlighted), the matched rule's backends as
  * shares with the chosen one marked, and a link to the service's view.
  */
 import type { Explanation } from "../../../../../services/common/explain-decide.js";
 import { formatRoute } from "../../route.js";
 import { decisionRows, percentText, weightedChoices } from "./explain-rows.js";
 
-/** The decision for one request; `random` names the pick's source (`seeded 42`). */
+/**
+ * The decision for one request; `random` names the pick's source (`seeded
+ * 42`), `agentRoute` (with an agent's table) which of its entries decided it.
+ */
 export function ExplainResult({
   explanation,
   random,
+  agentRoute,
 }: {
   explanation: Explanation;
   random: string;
+  agentRoute?: string | undefined;
 }) {
   const rows = decisionRows(explanation);
   const choices = weightedChoices(explanation);
@@ -26,6 +32,7 @@ export function ExplainResult({
           {explanation.decision.outcome}
         </span>
       </h2>
+      {agentRoute !== undefined && <p class="agent-route">{agentRoute}</p>}
       <dl class="decision">
         {rows.map((row) => (
           <div key={row.key} data-row={row.key} class={row.highlight ? "highlight" : undefined}>

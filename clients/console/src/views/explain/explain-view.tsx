@@ -3,15 +3,18 @@
  * fields live in the URL's query (a decision can be linked), and the
  * decision, evaluated in the browser by the evaluator `aetherctl explain`
  * and the agent use (`services/common/explain-decide.ts`) against the
- * effective view or one origin's projections, fetched when the query asks.
+ * effective view, one origin's projections or one agent's route table
+ * (through the dashboard's `/agents`), fetched when the query asks.
  */
 import { useEffect, useMemo, useState } from "preact/hooks";
+import type { ServiceConfigProjection } from "../../../../../gen/aether/registry/v1/projection_pb.js";
 import { type Explanation, explainInView } from "../../../../../services/common/explain-decide.js";
 import { ExplainInputError } from "../../../../../services/common/explain-target.js";
 import { formatRoute } from "../../route.js";
 import { useLive } from "../../use-live.js";
 import type { ViewProps } from "../../view-props.js";
-import { fetchView } from "./explain-fetch.js";
+import { agentProjections, agentRouteLine, viewChoiceOf, viewTitle } from "./explain-agent.js";
+import { fetchAgents, fetchAgentTable, fetchView } from "./explain-fetch.js";
 import { ExplainFormView } from "./explain-form.js";
 import {
   type ExplainForm,
@@ -28,7 +31,34 @@ type Outcome =
   | { readonly state: "idle" }
   | { readonly state: "loading" }
   | { readonly state: "error"; readonly message: string; readonly field?: string }
-  | { readonly state: "done"; readonly explanation: Explanation; readonly random: string };
+  | {
+      readonly state: "done";
+      readonly explanation: Explanation;
+      readonly random: string;
+      /** With an agent's table: which of its entries decided the destination. */
+      readonly agentRoute: string | undefined;
+    };
+
+/** The projections of the view `form` chooses, and with an agent the line about its entry. */
+async function readChoice(
+  client: ViewProps["client"],
+  form: ExplainForm,
+  signal: AbortSignal,
+): Promise<{
+  projections: ServiceConfigProjection[];
+  agentRoute?: (service: string) => string;
+}> {
+  const choice = viewChoiceOf(form);
+  if (choice.kind !== "agent") {
+    const origin = choice.kind === "origin" ? choice.cluster : "";
+    return { projections: await fetchView(client, origin, signal) };
+  }
+  const entries = await fetchAgentTable(choice.name, signal);
+  return {
+    projections: agentProjections(entries),
+    agentRoute: (service) => agentRouteLine(choice.name, entries, service),
+  };
+}
 
 /** The Explain view. */
 export function ExplainView({ client, live, route, navigate }: ViewProps) {
@@ -36,11 +66,19 @@ export function ExplainView({ client, live, route, navigate }: ViewProps) {
   const askedKey = formatRoute({ view: "explain", query: formToQuery(asked) });
   const [form, setForm] = useState<ExplainForm>(asked);
   const [outcome, setOutcome] = useState<Outcome>({ state: "idle" });
+  const [agents, setAgents] = useState<readonly string[]>([]);
   const state = useLive(live);
   const origins = useMemo(
     () => [...new Set([...state.projections.values()].map((p) => p.originCluster))].sort(),
     [state.projections],
   );
+
+  // The dashboard's agents, once (an older dashboard, or none: no Agent choice).
+  useEffect(() => {
+    const abort = new AbortController();
+    fetchAgents(abort.signal).then(setAgents, () => setAgents([]));
+    return () => abort.abort();
+  }, []);
 
   // A new query (a submit, a link, Back): show its form and evaluate it.
   useEffect(() => {
@@ -52,11 +90,16 @@ export function ExplainView({ client, live, route, navigate }: ViewProps) {
     }
     const abort = new AbortController();
     setOutcome({ state: "loading" });
-    fetchView(client, asked.origin.trim(), abort.signal).then(
-      (projections) => {
+    readChoice(client, asked, abort.signal).then(
+      ({ projections, agentRoute }) => {
         try {
           const explanation = explainInView(request.target, projections, request.random());
-          setOutcome({ state: "done", explanation, random: randomDescription(asked) });
+          setOutcome({
+            state: "done",
+            explanation,
+            random: randomDescription(asked),
+            agentRoute: agentRoute?.(explanation.target.service),
+          });
         } catch (error) {
           if (!(error instanceof ExplainInputError)) throw error;
           setOutcome({ state: "error", message: error.message, field: error.field });
@@ -76,14 +119,14 @@ export function ExplainView({ client, live, route, navigate }: ViewProps) {
       <h1 id="view-title">Explain</h1>
       <p class="muted">
         What a caller's proxy does with a request, decided here by the same evaluator as{" "}
-        <span class="mono">aetherctl explain</span>, against the{" "}
-        {asked.origin.trim() === "" ? "effective view" : `projections of origin ${asked.origin}`}.
+        <span class="mono">aetherctl explain</span>, against the {viewTitle(viewChoiceOf(asked))}.
       </p>
       <ExplainFormView
         form={form}
         onChange={setForm}
         onSubmit={submit}
         origins={origins}
+        agents={agents}
         invalid={outcome.state === "error" ? outcome.field : undefined}
         errorId="explain-error"
       />
@@ -95,7 +138,11 @@ export function ExplainView({ client, live, route, navigate }: ViewProps) {
           </p>
         )}
         {outcome.state === "done" && (
-          <ExplainResult explanation={outcome.explanation} random={outcome.random} />
+          <ExplainResult
+            explanation={outcome.explanation}
+            random={outcome.random}
+            agentRoute={outcome.agentRoute}
+          />
         )}
       </div>
     </section>
