@@ -223,6 +223,25 @@ async function coldSync(registrar: string, deps: readonly string[]): Promise<num
   return ms;
 }
 
+/** Every hosted agent's apply-delay histogram totals (see clients/agent/agent-metrics.ts). */
+async function applyDelays(): Promise<[number, number, number][]> {
+  return Promise.all(
+    hosted.map(async (entry): Promise<[number, number, number]> => {
+      const metric = entry.agent.metrics.registry.getSingleMetric(
+        "aether_config_agent_apply_seconds",
+      );
+      const values = metric === undefined ? [] : (await metric.get()).values;
+      const total = (suffix: string) =>
+        values.find(
+          (v) =>
+            (v as { metricName?: string }).metricName ===
+            `aether_config_agent_apply_seconds_${suffix}`,
+        )?.value ?? 0;
+      return [entry.id, total("sum"), total("count")];
+    }),
+  );
+}
+
 let registrarUrl = "";
 let stopFloor: (() => void) | undefined;
 
@@ -231,7 +250,7 @@ let stopFloor: (() => void) | undefined;
  * put made after `floor-ready` is missed however long the stream takes to start.
  */
 async function floorWatch(endpoint: string, prefix: string): Promise<void> {
-  const client = createEtcdClient([endpoint]);
+  const client = createEtcdClient(endpoint.split(","));
   const current = await client.get(prefix).exec();
   const startRevision = Number(current.header.revision) + 1;
   stopFloor = openEtcdWatch(
@@ -269,6 +288,9 @@ process.on("message", (message: WorkerCommand) => {
           request: message.request,
           bytes: hosted.map((e) => [e.id, e.sockets.reduce((sum, s) => sum + s.bytesRead, 0)]),
         });
+        return;
+      case "apply-delays":
+        send({ type: "apply-delays", request: message.request, totals: await applyDelays() });
         return;
       case "mark-resync":
         resyncArmed = true;

@@ -24,6 +24,10 @@ Flags:
   --results DIR      where the raw JSON goes (default bench/results)
   --report FILE      the report to regenerate (default bench/REPORT.md; "" writes none)
   --cpu-prof         profile the registrars and workers (node --cpu-prof) into DIR/profiles
+  --hot N            N of the C edits go to one service every agent depends on, spread evenly;
+                     their end to end, registrar and agent shares are reported apart (default 0)
+  --etcd-members E   run on an etcd cluster of E members (1, 3 or 5; default 1), every
+                     process given every endpoint
   -h, --help         print this help
 
 Hostile mode (npm run bench -- --hostile): instead of the above, one registrar as
@@ -111,6 +115,10 @@ export interface BenchFlags {
   readonly resultsDir: string;
   readonly report: string;
   readonly cpuProf: boolean;
+  /** `--hot`: how many of the watch-mode edits go to the service every agent depends on. */
+  readonly hot: number;
+  /** `--etcd-members`: the size of the etcd cluster the default run uses. */
+  readonly etcdMembers: number;
   readonly help: boolean;
   /** `--hostile`: run the hostile benchmark (bench/hostile/) instead. */
   readonly hostile: boolean;
@@ -142,6 +150,26 @@ function positive(name: string, text: string | undefined, fallback: number, min 
   return value;
 }
 
+/** Throws a {@link UsageError} when `--hot` or `--etcd-members` do not fit the run asked for. */
+function checkDefaultRunFlags(
+  modes: readonly unknown[],
+  flags: { hot: number; changes: number; etcdMembers: number },
+): void {
+  const { hot, changes, etcdMembers } = flags;
+  if (hot > 0 && modes.length > 0) {
+    throw new UsageError(`--hot applies to the default run only, not to ${modes.join("")}`);
+  }
+  if (hot > changes) throw new UsageError(`--hot ${hot} is more than --changes ${changes}`);
+  if (![1, 3, 5].includes(etcdMembers)) {
+    throw new UsageError(`--etcd-members must be 1, 3 or 5, not ${etcdMembers}`);
+  }
+  if (etcdMembers > 1 && modes.length > 0) {
+    throw new UsageError(
+      `--etcd-members applies to the default run only, not to ${modes.join("")}`,
+    );
+  }
+}
+
 /** Parses `argv` (without node and the script); throws {@link UsageError} on bad flags. */
 export function parseBenchFlags(argv: readonly string[]): BenchFlags {
   let values: Record<string, string | boolean | undefined>;
@@ -159,6 +187,8 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
         results: { type: "string" },
         report: { type: "string" },
         "cpu-prof": { type: "boolean" },
+        hot: { type: "string" },
+        "etcd-members": { type: "string" },
         help: { type: "boolean", short: "h" },
         hostile: { type: "boolean" },
         "phase-seconds": { type: "string" },
@@ -205,6 +235,9 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     throw new UsageError(`--deps ${deps} is more than --services ${services}`);
   }
   const changes = positive("changes", str("changes"), 200);
+  const hot = positive("hot", str("hot"), 0, 0);
+  const etcdMembers = positive("etcd-members", str("etcd-members"), 1);
+  checkDefaultRunFlags(modes, { hot, changes, etcdMembers });
   return {
     services,
     agents: positive("agents", str("agents"), hostile ? 20 : 1_000),
@@ -216,6 +249,8 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     resultsDir: str("results") ?? "bench/results",
     report: str("report") ?? "bench/REPORT.md",
     cpuProf: values["cpu-prof"] === true,
+    hot,
+    etcdMembers,
     help: values.help === true,
     hostile,
     phaseSeconds: positive("phase-seconds", str("phase-seconds"), 20),

@@ -51,6 +51,18 @@ export function headline(r: BenchResults): Record<string, number> {
     resync_peak_cpu_percent: r.restart.peakCpuPercent,
     registrar_rss_mb: round1(r.fleet.registrarRssMb),
     agent_rss_mb: r.agent.processRssMb,
+    ...(r.params.hot > 0
+      ? {
+          hot_changes: r.hot.fromWrite.count,
+          hot_propagation_p50_ms: r.hot.fromWrite.p50,
+          hot_propagation_p99_ms: r.hot.fromWrite.p99,
+          hot_registrar_p50_ms: r.hot.registrar.p50,
+          hot_registrar_p99_ms: r.hot.registrar.p99,
+          hot_agent_p50_ms: r.hot.agent.p50,
+          hot_agent_p99_ms: r.hot.agent.p99,
+        }
+      : {}),
+    etcd_members: r.params.etcdMembers,
   };
 }
 

@@ -38,11 +38,13 @@ import { createEtcdClient, createEtcdStore } from "../services/registrar/store/e
 import { originKeyPrefix } from "../services/registrar/store/store-key.js";
 import { startAgentProcess } from "../test/support/agent-process.js";
 import { freePort, startEtcd } from "../test/support/etcd.js";
+import { startEtcdCluster } from "../test/support/etcd-cluster.js";
 import { createMemoryObjectSource } from "../test/support/memory-source.js";
 import { type RegistrarProcess, startRegistrarProcess } from "../test/support/registrar-process.js";
 import { waitFor } from "../test/support/wait.js";
 import { awaitChange } from "./await-change.js";
 import type { BenchFlags } from "./bench-flags.js";
+import { type HistogramTotals, histogramTotals, observedBetween } from "./hot-stats.js";
 import { readMemory, sampleProcess } from "./proc-stats.js";
 import {
   createScenario,
@@ -69,6 +71,8 @@ export interface BenchResults {
     pollChanges: number;
     workers: number;
     seed: number;
+    hot: number;
+    etcdMembers: number;
   };
   readonly scenario: { popularServices: number; fanoutMean: number; fanoutMax: number };
   readonly coldExport: {
@@ -98,6 +102,17 @@ export interface BenchResults {
     uninterestedBytesTotal: number;
     uninterestedStrays: { change: number; service: string; agent: number; bytes: number }[];
     deliveries: number;
+  };
+  /**
+   * The edits of the hot service (`--hot`): end to end (store put → every
+   * agent applied), the registrar's share (its fan-out histogram) and the
+   * agents' share (each agent's apply-delay histogram, per delivery).
+   */
+  readonly hot: {
+    service: string | undefined;
+    fromWrite: LatencySummary;
+    registrar: LatencySummary;
+    agent: LatencySummary;
   };
   readonly restart: {
     downMs: number;
@@ -209,8 +224,8 @@ export function createApplyLog(pool: WorkerPool) {
 }
 
 /** The export controller hosted by the benchmark, with the time of each of its store writes. */
-function createTimedExport(endpoint: string, objects: KubeObject[]) {
-  const store = createEtcdStore({ origin: "hub", endpoints: [endpoint], prefix: PREFIX });
+function createTimedExport(endpoints: readonly string[], objects: KubeObject[]) {
+  const store = createEtcdStore({ origin: "hub", endpoints: [...endpoints], prefix: PREFIX });
   const puts = new Map<string, { version: string; t: number }[]>();
   const record = (service: string, version: string, t: number): void => {
     const list = puts.get(service) ?? [];
@@ -290,6 +305,22 @@ function createTimedExport(endpoint: string, objects: KubeObject[]) {
   };
 }
 
+/** Where the bench's etcd runs: one member, or a cluster (`--etcd-members`). */
+async function startBenchEtcd(members: number) {
+  if (members === 1) {
+    const single = await startEtcd();
+    return { endpoints: [single.endpoint], stop: () => single.stop() };
+  }
+  const cluster = await startEtcdCluster({ size: members });
+  return { endpoints: [...cluster.endpoints], stop: () => cluster.stop() };
+}
+
+/** The registrar's fan-out histogram totals, from its /metrics. */
+async function fanoutTotals(registrar: RegistrarProcess): Promise<HistogramTotals | undefined> {
+  const text = await (await fetch(`${registrar.adminUrl}/metrics`)).text();
+  return histogramTotals(text, "aether_config_watch_fanout_seconds");
+}
+
 /** Sums the byte deltas of `agents` between two snapshots. */
 function bytesBetween(
   before: Map<number, number>,
@@ -301,6 +332,36 @@ function bytesBetween(
   return sum;
 }
 
+/**
+ * Adds one hot change's shares: the registrar's fan-out (waited for: its
+ * last write may be counted just after the last agent applied) and each
+ * interested agent's apply delay, in ms, from the readings before it.
+ */
+async function hotShares(
+  spoke: RegistrarProcess,
+  pool: WorkerPool,
+  before: { fanout: HistogramTotals | undefined; agents: Map<number, HistogramTotals> },
+  interested: readonly number[],
+  into: { registrar: number[]; agent: number[] },
+): Promise<void> {
+  let registrar: number | undefined;
+  await waitFor(
+    async () => {
+      registrar = observedBetween(before.fanout, await fanoutTotals(spoke));
+      return registrar !== undefined;
+    },
+    5_000,
+    "the registrar's fan-out histogram to count the hot change",
+    5,
+  );
+  into.registrar.push(registrar as number);
+  const after = await pool.applyDelays();
+  for (const id of interested) {
+    const ms = observedBetween(before.agents.get(id), after.get(id));
+    if (ms !== undefined) into.agent.push(ms);
+  }
+}
+
 /** Runs every phase and returns the results. */
 export async function runBench(flags: BenchFlags): Promise<BenchResults> {
   const startedAt = new Date().toISOString();
@@ -310,6 +371,8 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     deps: flags.deps,
     changes: flags.changes + flags.pollChanges,
     seed: flags.seed,
+    hot: flags.hot,
+    hotSpan: flags.changes,
   });
   const watchChanges = scenario.changes.slice(0, flags.changes);
   const pollChanges = scenario.changes.slice(flags.changes);
@@ -321,13 +384,14 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
   progress("compiling the registrar and agent (deploy/tsconfig.build.json → dist/)");
   buildMains();
   const work = await mkdtemp(join(tmpdir(), "aether-bench-"));
-  const etcd = await startEtcd();
-  const etcdClient = createEtcdClient([etcd.endpoint]);
+  const etcd = await startBenchEtcd(flags.etcdMembers);
+  const etcdEndpoints = etcd.endpoints.join(",");
+  const etcdClient = createEtcdClient(etcd.endpoints);
   const registrars: RegistrarProcess[] = [];
   let pool: WorkerPool | undefined;
   let exporter: ReturnType<typeof createTimedExport> | undefined;
   try {
-    const etcdVersion = await fetch(`${etcd.endpoint}/version`)
+    const etcdVersion = await fetch(`${etcd.endpoints[0]}/version`)
       .then((r) => r.json() as Promise<{ etcdserver?: string }>)
       .then((v) => v.etcdserver ?? "unknown");
 
@@ -344,7 +408,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       "--store",
       "etcd",
       "--etcd-endpoints",
-      etcd.endpoint,
+      etcdEndpoints,
       "--control-cluster",
       "hub",
     ];
@@ -426,7 +490,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     progress(`ListAllConfig: ${JSON.stringify(listAll)}`);
 
     // 3. The export controller of the edits, and the fleet.
-    exporter = createTimedExport(etcd.endpoint, meshObjects(flags.services));
+    exporter = createTimedExport(etcd.endpoints, meshObjects(flags.services));
     exporter.controller.start();
     await exporter.controller.idle();
     await waitFor(
@@ -464,7 +528,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     pool.onReport((report) => {
       if (report.type === "floor") floorSeen.set(report.key, report.t);
     });
-    await pool.floorWatch(etcd.endpoint, FLOOR_PREFIX);
+    await pool.floorWatch(etcdEndpoints, FLOOR_PREFIX);
     const floorValue = Buffer.from(
       toBinary(
         ServiceConfigProjectionSchema,
@@ -481,6 +545,9 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
     const perAgent: number[] = [];
     const popularFromWrite: number[] = [];
     const etcdWatch: number[] = [];
+    const hotFromWrite: number[] = [];
+    const hotRegistrar: number[] = [];
+    const hotAgent: number[] = [];
     const allAgents = scenario.agents.map((a) => a.id);
     const snapshots: Map<number, number>[] = [];
     progress(`propagation: ${watchChanges.length} edits, each against a raw etcd put`);
@@ -491,6 +558,9 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       await waitFor(() => floorSeen.has(key), 10_000, `the floor watch event ${key}`, 0);
       etcdWatch.push((floorSeen.get(key) as number) - tFloor);
 
+      const hotBefore = change.hot
+        ? { fanout: await fanoutTotals(spoke), agents: await pool.applyDelays() }
+        : undefined;
       snapshots.push(await pool.bytes());
       const { tEdit, version, tPut } = await exporter.edit(change.service, i + 1);
       const applied = await applyLog.waitAll(change.service, version, change.interested, 30_000);
@@ -499,6 +569,13 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       fromEdit.push(last - tEdit);
       for (const t of applied) perAgent.push(t - tPut);
       if (scenario.popular.includes(change.service)) popularFromWrite.push(last - tPut);
+      if (hotBefore !== undefined) {
+        hotFromWrite.push(last - tPut);
+        await hotShares(spoke, pool, hotBefore, change.interested, {
+          registrar: hotRegistrar,
+          agent: hotAgent,
+        });
+      }
     }
     // A last window for bytes that would arrive late.
     await new Promise((ok) => setTimeout(ok, 1_000));
@@ -523,6 +600,17 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       }
       deliveries += interested.size;
     });
+    const hot = {
+      service: scenario.hot,
+      fromWrite: summarize(hotFromWrite),
+      registrar: summarize(hotRegistrar),
+      agent: summarize(hotAgent),
+    };
+    if (scenario.hot !== undefined) {
+      progress(
+        `hot ${scenario.hot}: p50 ${hot.fromWrite.p50} ms p99 ${hot.fromWrite.p99} ms; registrar p99 ${hot.registrar.p99} ms; agent p99 ${hot.agent.p99} ms`,
+      );
+    }
     const ratio = (q: number) =>
       Math.round((quantile(fromWrite, q) / quantile(etcdWatch, q)) * 100) / 100;
     const propagation = {
@@ -677,6 +765,8 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
         pollChanges: pollChanges.length,
         workers: flags.workers,
         seed: flags.seed,
+        hot: flags.hot,
+        etcdMembers: flags.etcdMembers,
       },
       scenario: {
         popularServices: scenario.popular.length,
@@ -688,6 +778,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       listAll,
       fleet,
       propagation,
+      hot,
       restart,
       agent,
       poll,

@@ -25,6 +25,13 @@ export interface ScenarioOptions {
   readonly changes: number;
   /** The seed of the pseudo-random choices. */
   readonly seed: number;
+  /**
+   * How many of the first `hotSpan` edits go to the hot service, a service
+   * every agent depends on (default 0: no hot service).
+   */
+  readonly hot?: number;
+  /** Over how many of the first edits the hot ones are spread (default `changes`). */
+  readonly hotSpan?: number;
 }
 
 /** One agent of the scenario. */
@@ -43,6 +50,8 @@ export interface ScenarioChange {
   readonly service: string;
   /** The agents whose dependency set holds the service. */
   readonly interested: readonly number[];
+  /** True for an edit of the hot service. */
+  readonly hot: boolean;
 }
 
 /** A generated scenario. */
@@ -55,6 +64,8 @@ export interface Scenario {
   readonly agents: readonly ScenarioAgent[];
   /** The planned edits, every one to a service at least one agent depends on. */
   readonly changes: readonly ScenarioChange[];
+  /** The hot service every agent depends on (the first service); undefined without `hot`. */
+  readonly hot: string | undefined;
 }
 
 /** How many services share a namespace. */
@@ -78,10 +89,15 @@ export function createScenario(options: ScenarioOptions): Scenario {
   });
   const popularCount = Math.max(1, Math.min(10, Math.floor(n / 1000)));
   const popular = services.slice(0, popularCount);
+  const hotCount = options.hot ?? 0;
+  const hot = hotCount > 0 ? (services[0] as string) : undefined;
   const interested = new Map<string, number[]>();
   const agents: ScenarioAgent[] = [];
   for (let id = 0; id < m; id++) {
-    const chosen = new Set<string>([popular[id % popularCount] as string]);
+    const chosen = new Set<string>(
+      hot === undefined ? [popular[id % popularCount] as string] : [hot],
+    );
+    if (chosen.size < k) chosen.add(popular[id % popularCount] as string);
     while (chosen.size < k) chosen.add(services[Math.floor(random() * n)] as string);
     const deps = [...chosen].sort();
     for (const service of deps) {
@@ -94,15 +110,31 @@ export function createScenario(options: ScenarioOptions): Scenario {
   // Every fifth edit is to a popular service (a wide fan-out); the rest to
   // services drawn uniformly among those someone depends on.
   const wanted = [...interested.keys()].filter((s) => !popular.includes(s)).sort();
+  const hotPlan = planHotChanges(hotCount, Math.min(c, options.hotSpan ?? c));
   const changes: ScenarioChange[] = [];
   for (let index = 0; index < c; index++) {
-    const service =
-      index % 5 === 4 || wanted.length === 0
+    const isHot = hotPlan[index] === true;
+    const service = isHot
+      ? (hot as string)
+      : index % 5 === 4 || wanted.length === 0
         ? (popular[Math.floor(index / 5) % popularCount] as string)
         : (wanted[Math.floor(random() * wanted.length)] as string);
-    changes.push({ index, service, interested: interested.get(service) ?? [] });
+    changes.push({ index, service, interested: interested.get(service) ?? [], hot: isHot });
   }
-  return { services, popular, agents, changes };
+  return { services, popular, agents, changes, hot };
+}
+
+/**
+ * Which of `span` edits go to the hot service: `count` of them, spread
+ * evenly (edit i is hot when ⌊(i+1)·count/span⌋ passes a whole number), the
+ * last of the span always among them. Throws when `count` > `span`.
+ */
+export function planHotChanges(count: number, span: number): boolean[] {
+  if (count > span) throw new RangeError(`--hot ${count} is more than the ${span} edits`);
+  return Array.from(
+    { length: span },
+    (_, i) => Math.floor(((i + 1) * count) / span) > Math.floor((i * count) / span),
+  );
 }
 
 /**

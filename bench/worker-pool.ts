@@ -45,11 +45,13 @@ export interface WorkerPool {
   ): Promise<Map<number, number>>;
   /** Bytes every agent has read from the network so far, by agent id. */
   bytes(): Promise<Map<number, number>>;
+  /** Every agent's apply-delay histogram totals (seconds), by agent id. */
+  applyDelays(): Promise<Map<number, { sum: number; count: number }>>;
   /** Arms the SYNCED reports: each agent reports its next SYNCED event once. */
   markResync(): void;
   /** Measures one fresh agent's cold sync (start to first table) in the first worker, in ms. */
   coldSync(deps: readonly string[]): Promise<number>;
-  /** Opens the floor measurement's raw etcd watch in the first worker. */
+  /** Opens the floor measurement's raw etcd watch in the first worker (`endpoint`: one or a comma list). */
   floorWatch(endpoint: string, prefix: string): Promise<void>;
   /** Stops every agent (and the floor watch). */
   stopAgents(): Promise<void>;
@@ -154,6 +156,16 @@ export function createWorkerPool(count: number, nodeArgs: readonly string[] = []
         "bytes",
       );
       return new Map(answers.flatMap((a) => a.bytes));
+    },
+    async applyDelays() {
+      const answers = await ask<Extract<WorkerReport, { type: "apply-delays" }>>(
+        children,
+        (request) => ({ type: "apply-delays", request }),
+        "apply-delays",
+      );
+      return new Map(
+        answers.flatMap((a) => a.totals.map(([id, sum, count]) => [id, { sum, count }] as const)),
+      );
     },
     markResync() {
       for (const child of children) send(child, { type: "mark-resync" });

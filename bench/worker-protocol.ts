@@ -57,6 +57,8 @@ export type WorkerCommand =
     }
   | { readonly type: "bytes"; readonly request: number }
   | { readonly type: "mark-resync" }
+  /** Asks for every agent's `aether_config_agent_apply_seconds` totals. */
+  | { readonly type: "apply-delays"; readonly request: number }
   | { readonly type: "cold-sync"; readonly request: number; readonly deps: readonly string[] }
   | { readonly type: "floor-watch"; readonly endpoint: string; readonly prefix: string }
   | { readonly type: "stop"; readonly request: number };
@@ -80,6 +82,12 @@ export type WorkerReport =
       readonly bytes: readonly [number, number][];
     }
   | { readonly type: "cold-sync"; readonly request: number; readonly ms: number }
+  /** Each agent's apply-delay histogram totals: [agent id, sum in seconds, count]. */
+  | {
+      readonly type: "apply-delays";
+      readonly request: number;
+      readonly totals: readonly [number, number, number][];
+    }
   | { readonly type: "floor-ready" }
   /** A raw etcd watch event on the floor prefix, with when it arrived. */
   | { readonly type: "floor"; readonly key: string; readonly t: number }

@@ -75,6 +75,12 @@ export interface AgentMetrics {
   countRejection(reason: AgentRejectionReason): void;
   /** Observes the time from a projection's export stamp to its application, in seconds. */
   observePropagationLag(seconds: number): void;
+  /**
+   * Observes the agent's own share of a change's propagation, in seconds:
+   * from the first WatchConfig change event received since the last applied
+   * update to the route table that applies it.
+   */
+  observeApplyDelay(seconds: number): void;
   /** Counts a stream that ended or failed and is being re-established. */
   countReconnect(): void;
   /** Counts one received WatchConfig event. */
@@ -284,6 +290,12 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
     registers,
   });
+  const applyDelay = new Histogram({
+    name: "aether_config_agent_apply_seconds",
+    help: "From a WatchConfig change event received to the route table applying it published (the agent's share of propagation).",
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
+  });
   const reconnects = new Counter({
     name: "aether_config_stream_reconnects_total",
     help: "WatchConfig streams that ended or failed and were re-established.",
@@ -349,6 +361,7 @@ export function createAgentMetrics(options: AgentMetricsOptions): AgentMetrics {
     countImportError: (operation) => importErrors.inc({ operation }),
     countRejection: (reason) => rejections.inc({ reason }),
     observePropagationLag: (seconds) => lag.observe(Math.max(0, seconds)),
+    observeApplyDelay: (seconds) => applyDelay.observe(Math.max(0, seconds)),
     countReconnect: () => reconnects.inc(),
     countStreamEvent: (type) => streamEvents.inc({ type }),
     countReceivedBytes: (method, bytes) => receivedBytes.inc({ method }, bytes),

@@ -322,6 +322,8 @@ function createFollower(
     connection: RegistrarConnection | undefined;
     onUpdate(update: FollowerUpdate): void;
     refused(rejection: ReceivedRejection): void;
+    /** Called with each change event (UPSERT, DELETE) the stream delivers, as it arrives. */
+    received(): void;
   },
 ): ConfigFollower {
   const { metrics, logger, keepaliveTimeoutMs } = wiring;
@@ -348,7 +350,10 @@ function createFollower(
       onUpdate: wiring.onUpdate,
       onLoss: (report) => countLoss(report, metrics),
       onRejection: wiring.refused,
-      onStreamEvent: (type) => metrics.countStreamEvent(type),
+      onStreamEvent: (type) => {
+        metrics.countStreamEvent(type);
+        if (type === "upsert" || type === "delete") wiring.received();
+      },
       onReconnect: () => metrics.countReconnect(),
       onModeChange: (mode) => logger.info({ mode }, "follow mode changed"),
       onError: (operation) => metrics.countImportError(operation),
@@ -611,6 +616,8 @@ export function createAgent(options: AgentOptions): Agent {
     if (state !== undefined) cache?.save(state, localProjections());
   };
 
+  /** When the first change event not yet in a published table arrived (performance.now()). */
+  let receivedAt: number | undefined;
   const onFollowerUpdate = (update: FollowerUpdate) => {
     // Admitted on arrival by the follower's candidate set: ranked, not judged again
     // (a key removed from --origin-keys revokes nothing held).
@@ -618,6 +625,10 @@ export function createAgent(options: AgentOptions): Agent {
     observePropagationLag(update, metrics, now);
     saveCache();
     publisher.publish();
+    if (receivedAt !== undefined && !update.first) {
+      metrics.observeApplyDelay((performance.now() - receivedAt) / 1000);
+    }
+    receivedAt = undefined;
     reporter?.changed();
   };
 
@@ -658,6 +669,9 @@ export function createAgent(options: AgentOptions): Agent {
       logger,
       onUpdate: onFollowerUpdate,
       refused,
+      received: () => {
+        receivedAt ??= performance.now();
+      },
     });
     follower = created;
     if (restored !== undefined && signatures.check !== undefined) {

@@ -3,7 +3,7 @@
  * `aether.config.*` (dots become underscores). Gauges that describe the store
  * and the cache are computed when scraped, so they are never stale.
  */
-import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { IMPORT_REJECTION_REASONS, type ImportRejectionReason } from "../common/import-policy.js";
 import type { ConfigCache } from "./cache/config-cache.js";
 import { createExportMetrics, type ExportMetrics } from "./export/export-metrics.js";
@@ -31,6 +31,11 @@ export interface RegistrarMetrics {
   countUndecoded(method: string): void;
   /** Adjusts the number of open WatchConfig streams. */
   addWatchStreams(delta: number): void;
+  /**
+   * Observes one live change's fan-out, in seconds: from the cache handing
+   * it to the watch streams to the last of them writing it.
+   */
+  observeWatchFanout(seconds: number): void;
   /**
    * Counts a store read a list request asked for: `read` (made), `coalesced`
    * (joined an identical read in flight) or `refused` (too many running and
@@ -166,6 +171,12 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     help: "Open WatchConfig streams.",
     registers: [registry],
   });
+  const fanout = new Histogram({
+    name: "aether_config_watch_fanout_seconds",
+    help: "From a live change's arrival in the cache (handed to the watch streams) to the last stream writing it.",
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
 
   const listReads = new Counter({
     name: "aether_config_list_store_reads_total",
@@ -193,6 +204,9 @@ export function createRegistrarMetrics(options: RegistrarMetricsOptions): Regist
     },
     addWatchStreams(delta) {
       streams.inc(delta);
+    },
+    observeWatchFanout(seconds) {
+      fanout.observe(Math.max(0, seconds));
     },
     countListRead(outcome) {
       listReads.inc({ outcome });

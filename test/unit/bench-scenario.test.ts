@@ -106,7 +106,10 @@ describe("bench flags and report", () => {
     const results = {
       startedAt: "2026-11-30T00:00:00Z",
       machine: { cpus: 2, node: "v20", etcd: "3.4" },
-      params: { services: 1, agents: 1, deps: 1, changes: 1, pollChanges: 0, workers: 1, seed: 1 },
+      params: {
+        ...{ services: 1, agents: 1, deps: 1, changes: 1, pollChanges: 0, workers: 1, seed: 1 },
+        ...{ hot: 0, etcdMembers: 1 },
+      },
       scenario: { popularServices: 1, fanoutMean: 1, fanoutMax: 1 },
       coldExport: { spawnToAllMs: 1_000, servingToAllMs: 500, hubRssMb: 1, hubPeakRssMb: 1 },
       listAll: { effectivePage1000Ms: 5 },
@@ -126,6 +129,7 @@ describe("bench flags and report", () => {
         uninterestedStrays: [],
         deliveries: 1,
       },
+      hot: { service: undefined, fromWrite: summary, registrar: summary, agent: summary },
       restart: {
         downMs: 1,
         spawnToAllSyncedMs: 1,

@@ -19,13 +19,17 @@
  */
 import { setMaxListeners } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { WatchConfigResponse } from "../../../gen/aether/registry/v1/config_service_pb.js";
+import {
+  type WatchConfigResponse,
+  WatchEventType,
+} from "../../../gen/aether/registry/v1/config_service_pb.js";
 import { createAsyncQueue, QueueOverflowError } from "../../runtime/async-queue.js";
 import type { ConfigCache } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
 import { admitOneMore } from "../server/admission-rules.js";
 import type { Refusals } from "../server/refusals.js";
 import { storeUnavailable } from "./client-errors.js";
+import { createFanoutTracker } from "./fanout-tracker.js";
 import type { WatchQuery } from "./request-checks.js";
 import { eventResponse, initialResponses, keepaliveResponse } from "./watch-responses.js";
 
@@ -40,7 +44,8 @@ export interface WatchStreamsOptions {
   /** The most events a stream may have unsent before it is ended; default 50000. */
   readonly maxBacklog?: number;
   /** Where the number of open streams is counted; optional. */
-  readonly metrics?: Pick<RegistrarMetrics, "addWatchStreams">;
+  readonly metrics?: Pick<RegistrarMetrics, "addWatchStreams"> &
+    Partial<Pick<RegistrarMetrics, "observeWatchFanout">>;
   /** The most streams open at once; default {@link DEFAULT_MAX_WATCH_STREAMS}. */
   readonly maxStreams?: number;
   /** Where refused streams are counted and logged; optional. */
@@ -98,6 +103,10 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
   if (drainSignal !== undefined) setMaxListeners(0, drainSignal);
 
   let open = 0;
+  // The fan-out of each live change: handed to streams by the cache's publish, written by each.
+  const fanout = createFanoutTracker();
+  const isChange = (response: WatchConfigResponse): boolean =>
+    response.type === WatchEventType.UPSERT || response.type === WatchEventType.DELETE;
 
   async function* serve(
     query: WatchQuery,
@@ -114,7 +123,11 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
       services: query.services,
       view: query.view,
       resumeRevision: query.resumeRevision,
-      onEvents: (events) => queue.push(...events.map((event) => eventResponse(event, binary))),
+      onEvents: (events) => {
+        const now = performance.now();
+        for (const event of events) fanout.handed(event.revision, now);
+        queue.push(...events.map((event) => eventResponse(event, binary)));
+      },
       onClose: (error) => queue.fail(storeUnavailable(error)),
     });
     const end = () => queue.close();
@@ -127,7 +140,13 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
     metrics?.addWatchStreams(1);
     try {
       for (const response of initialResponses(subscription.initial, binary)) yield response;
-      for await (const response of queue) yield response;
+      for await (const response of queue) {
+        yield response;
+        // Resumed: the response was written (the server asks for the next one after writing it).
+        if (!isChange(response)) continue;
+        const ms = fanout.written(Number(response.revision), performance.now());
+        if (ms !== undefined) metrics?.observeWatchFanout?.(ms / 1000);
+      }
     } catch (error) {
       if (error instanceof QueueOverflowError) {
         throw new ConnectError(
