@@ -108,6 +108,7 @@ async function canaryWeights(agent: AgentProcess): Promise<string | undefined> {
 const EVENTS = (type: string) => `aether_config_agent_stream_events_total{type="${type}"}`;
 const BYTES = 'aether_config_agent_received_bytes_total{method="WatchConfig"}';
 const POLLS_OK = 'aether_config_agent_polls_total{result="ok"}';
+const APPLIES = "aether_config_agent_apply_seconds_count";
 const POLLS_ERROR = 'aether_config_agent_polls_total{result="error"}';
 
 describe("agent against real registrars", () => {
@@ -148,6 +149,7 @@ describe("agent against real registrars", () => {
       snapshots: await agent.metric(EVENTS("snapshot")),
       bytes: await agent.metric(BYTES),
       polls: (await agent.metric(POLLS_OK)) + (await agent.metric(POLLS_ERROR)),
+      applies: await agent.metric(APPLIES),
     };
     // An edit outside the set: web/frontend gets a route; the hub exports a new version of it.
     const frontendBefore = stored.get("web/frontend")?.projection.version;
@@ -186,6 +188,8 @@ describe("agent against real registrars", () => {
     ).byteLength;
     expect(await agent.metric(EVENTS("upsert"))).toBe(before.upserts + 1);
     expect(await agent.metric(EVENTS("snapshot"))).toBe(before.snapshots);
+    // The agent's share of the change (received → applied): one observation for the one event.
+    expect(await agent.metric(APPLIES)).toBe(before.applies + 1);
     expect(await agent.metric(BYTES)).toBe(before.bytes + expectedEventBytes); // nothing else on the wire
     expect((await agent.metric(POLLS_OK)) + (await agent.metric(POLLS_ERROR))).toBe(before.polls);
     expect(

@@ -241,3 +241,42 @@ describe("the open-stream limit", () => {
     await Promise.all([second.return(undefined), third.return(undefined)]);
   });
 });
+
+describe("the watch fan-out metric", () => {
+  it("observes a change once the last stream it was handed to has written it", async () => {
+    const subscribers: SubscribeOptions[] = [];
+    const cache = {
+      state: "synced",
+      revision: 4,
+      whenSettled: () => Promise.resolve(),
+      subscribe(options: SubscribeOptions) {
+        subscribers.push(options);
+        return { initial: { kind: "replay", events: [], revision: 4 }, unsubscribe: () => {} };
+      },
+    } as unknown as ConfigCache;
+    const observed: number[] = [];
+    const metrics = {
+      addWatchStreams: () => {},
+      observeWatchFanout: (seconds: number) => observed.push(seconds),
+    };
+    const streams = createWatchStreams({ cache, keepaliveMs: HOUR_MS, metrics });
+    const clients = [new AbortController(), new AbortController()];
+    const [a, b] = clients.map((client) => streams.open(QUERY, client.signal, false)) as [
+      AsyncGenerator<WatchConfigResponse>,
+      AsyncGenerator<WatchConfigResponse>,
+    ];
+    expect([await nextOf(a), await nextOf(b)]).toEqual(["SYNCED@4", "SYNCED@4"]);
+    for (const subscriber of subscribers) subscriber.onEvents([change("shop/a", 6)]);
+    expect([await nextOf(a), await nextOf(b)]).toEqual(["DELETE@6", "DELETE@6"]);
+    // Asking for the next response means the previous one was written.
+    const afterA = nextOf(a);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(observed).toEqual([]);
+    const afterB = nextOf(b);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(observed).toHaveLength(1);
+    expect(observed[0]).toBeGreaterThanOrEqual(0);
+    for (const client of clients) client.abort();
+    expect([await afterA, await afterB]).toEqual(["done", "done"]);
+  });
+});
