@@ -279,4 +279,39 @@ describe("the watch fan-out metric", () => {
     for (const client of clients) client.abort();
     expect([await afterA, await afterB]).toEqual(["done", "done"]);
   });
+
+  it("makes one response per change for every stream it goes to", async () => {
+    const subscribers: SubscribeOptions[] = [];
+    const cache = {
+      state: "synced",
+      revision: 4,
+      whenSettled: () => Promise.resolve(),
+      subscribe(options: SubscribeOptions) {
+        subscribers.push(options);
+        return { initial: { kind: "replay", events: [], revision: 4 }, unsubscribe: () => {} };
+      },
+    } as unknown as ConfigCache;
+    const streams = createWatchStreams({ cache, keepaliveMs: HOUR_MS });
+    const client = new AbortController();
+    const [a, b, json] = [true, true, false].map((binary) =>
+      streams.open(QUERY, client.signal, binary),
+    ) as AsyncGenerator<WatchConfigResponse>[] as [
+      AsyncGenerator<WatchConfigResponse>,
+      AsyncGenerator<WatchConfigResponse>,
+      AsyncGenerator<WatchConfigResponse>,
+    ];
+    for (const stream of [a, b, json]) expect(await nextOf(stream)).toBe("SYNCED@4");
+    const event = change("shop/a", 6);
+    for (const subscriber of subscribers) subscriber.onEvents([event]);
+    const [first, second, third] = [
+      (await a.next()).value,
+      (await b.next()).value,
+      (await json.next()).value,
+    ];
+    expect(first).toBe(second);
+    expect(third).not.toBe(first);
+    expect(third).toMatchObject({ service: "shop/a", revision: 6n });
+    client.abort();
+    await Promise.all([a.return(undefined), b.return(undefined), json.return(undefined)]);
+  });
 });

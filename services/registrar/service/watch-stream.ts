@@ -24,7 +24,7 @@ import {
   WatchEventType,
 } from "../../../gen/aether/registry/v1/config_service_pb.js";
 import { createAsyncQueue, QueueOverflowError } from "../../runtime/async-queue.js";
-import type { ConfigCache } from "../cache/config-cache.js";
+import type { CacheEvent, ConfigCache } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
 import { admitOneMore } from "../server/admission-rules.js";
 import type { Refusals } from "../server/refusals.js";
@@ -105,6 +105,21 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
   let open = 0;
   // The fan-out of each live change: handed to streams by the cache's publish, written by each.
   const fanout = createFanoutTracker();
+  // One response per live change and encoding, made for the first stream it goes to and shared
+  // by the others (the cache hands every stream the same event objects).
+  const responses = new Map<boolean, WeakMap<CacheEvent, WatchConfigResponse>>([
+    [true, new WeakMap()],
+    [false, new WeakMap()],
+  ]);
+  const responseOf = (event: CacheEvent, binary: boolean): WatchConfigResponse => {
+    const made = responses.get(binary) as WeakMap<CacheEvent, WatchConfigResponse>;
+    let response = made.get(event);
+    if (response === undefined) {
+      response = eventResponse(event, binary);
+      made.set(event, response);
+    }
+    return response;
+  };
   const isChange = (response: WatchConfigResponse): boolean =>
     response.type === WatchEventType.UPSERT || response.type === WatchEventType.DELETE;
 
@@ -126,7 +141,7 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
       onEvents: (events) => {
         const now = performance.now();
         for (const event of events) fanout.handed(event.revision, now);
-        queue.push(...events.map((event) => eventResponse(event, binary)));
+        queue.push(...events.map((event) => responseOf(event, binary)));
       },
       onClose: (error) => queue.fail(storeUnavailable(error)),
     });
