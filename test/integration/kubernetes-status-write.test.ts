@@ -161,6 +161,18 @@ async function writesLogged(): Promise<void> {
   await waitFor(() => logged() === patches().length, TIMEOUT_MS, "every status PATCH's run logged");
 }
 
+/** What the hub did after log line `mark` and the PATCHes after the `from`-th: for a failure's message. */
+function diagnosis(mark: number, from: number): string {
+  const lines = hub.logs
+    .slice(mark)
+    .filter((line) => /status|export|fleet/.test(String(line.msg)))
+    .map((line) => JSON.stringify(line));
+  const sent = patches()
+    .slice(from)
+    .map((request) => `${request.method} ${request.url} ${request.body}`);
+  return ["hub log after the mark:", ...lines, "PATCHes:", ...sent].join("\n");
+}
+
 /** Resolves once the hub logged a status run after log line `mark`, returning it. */
 async function statusRunAfter(mark: number): Promise<Record<string, unknown>> {
   let found: Record<string, unknown> | undefined;
@@ -254,7 +266,7 @@ describe("the export leader writes status back to the Kubernetes objects it proj
       metadata: { namespace: NS, name: "private", labels: { edited: "1" } },
     });
     const quiet = await statusRunAfter(mark);
-    expect(quiet.due).toBe(0);
+    expect(quiet.due, diagnosis(mark - 20, before)).toBe(0);
     expect(patches().length).toBe(before);
 
     // The bad backend fixed: PATCHes of that route only (its fix, then the fleet
@@ -298,7 +310,7 @@ describe("the export leader writes status back to the Kubernetes objects it proj
       ...kubeService("private", NS, [{ name: "http", port: 8080 }]),
       metadata: { namespace: NS, name: "private", labels: { edited: "2" } },
     });
-    expect((await statusRunAfter(mark)).due).toBe(0);
+    expect((await statusRunAfter(mark)).due, diagnosis(mark - 20, written)).toBe(0);
     expect(patches().length).toBe(written);
     expect(writes()).toEqual(patches());
     const metrics = await (await fetch(`${hub.adminUrl}/metrics`)).text();
