@@ -47,7 +47,10 @@ let canary = 10;
 /** Edits the checkout canary on the hub and resolves with the version the hub stored. */
 function editOnHub(): Promise<string> {
   canary = canary >= 95 ? 11 : canary + 1;
-  return editCanaryOnHub(cluster.raw, prefix, (mesh as TempCopy).path, 100 - canary, canary);
+  // 30 s: with a member frozen, the hub's export (and this test's own reads) can wait out
+  // deadlines on it before the breaker sets it aside; one CI run in four took over 10 s.
+  const path = (mesh as TempCopy).path;
+  return editCanaryOnHub(cluster.raw, prefix, path, 100 - canary, canary, 30_000);
 }
 
 /** Waits until every agent holds the hub's current version of every dependency. */
