@@ -28,8 +28,8 @@ function useSeen(values: readonly string[]): string[] {
 export function FleetView({ client, live, route, navigate, ready }: ViewProps) {
   const filters = filtersOf(route.query);
   const key = JSON.stringify(filters);
-  const { revision } = useLive(live);
-  const { snapshot, error } = useFleetData(client, filters, revision);
+  const { changes } = useLive(live);
+  const { snapshot, error } = useFleetData(client, filters, changes[0]);
   const model = useMemo(
     () => (snapshot === undefined ? undefined : fleetModel(snapshot.response, filters)),
     [snapshot, key],

@@ -2,13 +2,15 @@
  * `useFleetData`: the fleet view's data, refreshed every second while the
  * page is visible (more often for a while after a change:
  * `refresh-schedule.ts`), at once when it becomes visible, when the live
- * feed's revision changes and when the filters change, never two calls in flight
+ * feed brings a change (its newest change; keep-alives and its first
+ * snapshot are none) and when the filters change, never two calls in flight
  * (`single-flight.ts`). On an error the last answer stays and the error is
  * returned next to it; an answer for filters no longer shown is dropped.
  */
 import { ConnectError } from "@connectrpc/connect";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { ConfigClient } from "../../api.js";
+import type { LiveChange } from "../../live/live-feed.js";
 import type { FleetFilters } from "./fleet-filters.js";
 import { type FleetSnapshot, loadFleet } from "./fleet-source.js";
 import { FOLLOW_FOR_MS, FOLLOW_MS, refreshDue } from "./refresh-schedule.js";
@@ -22,11 +24,11 @@ export interface FleetData {
 
 const visible = () => document.visibilityState === "visible";
 
-/** The fleet for `filters`, refreshed as described above; `revision` is the live feed's. */
+/** The fleet for `filters`, refreshed as described above; `latest` is the feed's newest change. */
 export function useFleetData(
   client: ConfigClient,
   filters: FleetFilters,
-  revision: bigint,
+  latest: LiveChange | undefined,
 ): FleetData {
   const [data, setData] = useState<FleetData>({ snapshot: undefined, error: "" });
   const wanted = useRef(filters);
@@ -66,16 +68,12 @@ export function useFleetData(
     };
   }, [client]);
   const key = JSON.stringify(filters);
-  const lastRevision = useRef(revision);
-  // The first refresh, and one at once for new filters or a new revision (then followed).
+  const lastChange = useRef(latest);
+  // The first refresh, and one at once for new filters or a new change (then followed).
   useEffect(() => {
-    // A change after the feed's first snapshot is refreshed at once and followed; the first
-    // snapshot itself is no change (the first refresh is under way, the timer does the rest).
-    const changed = revision !== lastRevision.current;
-    const first = changed && lastRevision.current === 0n;
-    if (changed && !first) followUntil.current = Date.now() + FOLLOW_FOR_MS;
-    lastRevision.current = revision;
-    if (!first) flight.current?.trigger();
-  }, [key, revision]);
+    if (latest !== lastChange.current) followUntil.current = Date.now() + FOLLOW_FOR_MS;
+    lastChange.current = latest;
+    flight.current?.trigger();
+  }, [key, latest]);
   return data;
 }
