@@ -6,17 +6,13 @@
  * benchmark's mesh, `bench/scenario.ts`) with the spokes' empty local
  * directories.
  */
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { createLogger } from "../../services/runtime/logger.js";
 import { createSandbox, type SandboxInfo } from "../../services/sandbox/sandbox.js";
 import { parseSandboxFlags } from "../../services/sandbox/sandbox-flags.js";
 import { meshManifests } from "../scenario.js";
-
-const ROOT = resolve(import.meta.dirname, "../..");
 
 /** A running sandbox. */
 export interface QuietSandbox {
@@ -25,13 +21,8 @@ export interface QuietSandbox {
   stop(): Promise<void>;
 }
 
-/** Builds the console when its sources changed since the last build. */
-export async function buildConsole(): Promise<void> {
-  await promisify(execFile)(process.execPath, ["scripts/console-build.mjs", "--if-stale"], {
-    cwd: ROOT,
-    timeout: 180_000,
-  });
-}
+/** Builds the console when its sources changed since the last build (what the tests' setup runs). */
+export { default as buildConsole } from "../../test/support/console-build.js";
 
 /**
  * Starts the sandbox with `args` (sandbox flags; `--base-port 0` is added),

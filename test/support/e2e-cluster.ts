@@ -265,8 +265,7 @@ export async function convergedTo(
 
 /**
  * Edits the checkout canary weights in the hub's manifest copy at `meshPath`
- * and resolves with the new version the hub stores under `prefix` (waiting
- * at most `timeoutMs`, default 10 s).
+ * and resolves with the new version the hub stores under `prefix`.
  */
 export async function editCanaryOnHub(
   raw: Etcd3,
@@ -274,7 +273,6 @@ export async function editCanaryOnHub(
   meshPath: string,
   stable: number,
   canary: number,
-  timeoutMs = 10_000,
 ): Promise<string> {
   const stored = async () =>
     versionsOf(await readRawProjections(raw, prefix, "hub"))["shop/checkout"];
@@ -286,7 +284,7 @@ export async function editCanaryOnHub(
       after = await stored();
       return after !== undefined && after !== before;
     },
-    timeoutMs,
+    10_000,
     `the hub to export the ${stable}/${canary} edit`,
   );
   return after as string;

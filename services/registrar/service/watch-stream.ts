@@ -107,12 +107,10 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
   const fanout = createFanoutTracker();
   // One response per live change and encoding, made for the first stream it goes to and shared
   // by the others (the cache hands every stream the same event objects).
-  const responses = new Map<boolean, WeakMap<CacheEvent, WatchConfigResponse>>([
-    [true, new WeakMap()],
-    [false, new WeakMap()],
-  ]);
+  const binaryResponses = new WeakMap<CacheEvent, WatchConfigResponse>();
+  const jsonResponses = new WeakMap<CacheEvent, WatchConfigResponse>();
   const responseOf = (event: CacheEvent, binary: boolean): WatchConfigResponse => {
-    const made = responses.get(binary) as WeakMap<CacheEvent, WatchConfigResponse>;
+    const made = binary ? binaryResponses : jsonResponses;
     let response = made.get(event);
     if (response === undefined) {
       response = eventResponse(event, binary);
