@@ -49,6 +49,7 @@ import { createRegistrarSigning } from "./registrar-signing.js";
 import { createAdminServer } from "./server/admin-server.js";
 import {
   createHttpServer,
+  type HttpServerRouteContext,
   type ListenAddress,
   type Readiness,
 } from "./server/create-http-server.js";
@@ -58,6 +59,9 @@ import { createRefusals, type Refusals } from "./server/refusals.js";
 import { type ConfigServiceOptions, createConfigService } from "./service/config-service.js";
 import { exportStatusMessage } from "./service/export-status-message.js";
 import { createPageTokens, type PageTokens } from "./service/page-token.js";
+import { createWatchLane } from "./service/watch-lane.js";
+import { WATCH_CONFIG_PATH } from "./service/watch-lane-protocol.js";
+import { createWatchStreams } from "./service/watch-stream.js";
 import { createAccessMonitor } from "./store/access-monitor.js";
 import type { ConfigStore } from "./store/config-store.js";
 import { createEtcdStore } from "./store/etcd-store.js";
@@ -372,8 +376,8 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
     onUndecodedRequest: (method) => metrics.countUndecoded(method),
     readiness,
     ...(config.tls === undefined ? {} : { tls: config.tls }),
-    routes: (router, { drainSignal }) =>
-      registerRoutes(router, {
+    routes: (router, context) =>
+      registerRoutes(router, context, {
         config,
         store,
         cache,
@@ -384,7 +388,6 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
         exporter,
         reportApplied: agentReports.handle,
         ...(fleet === undefined ? {} : { fleetStatus: fleet.view.fleetStatus }),
-        drainSignal,
         readiness,
         logger: logger.child({ part: "config-service" }),
       }),
@@ -470,21 +473,49 @@ export function createRegistrar(options: RegistrarOptions): Registrar {
 interface RouteParts
   extends Pick<
     ConfigServiceOptions,
-    "store" | "cache" | "policy" | "metrics" | "reportApplied" | "fleetStatus"
+    "store" | "cache" | "policy" | "reportApplied" | "fleetStatus"
   > {
+  readonly metrics: RegistrarMetrics;
   readonly config: RegistrarConfig;
   readonly refusals: Refusals;
   readonly pageTokens: PageTokens;
   readonly exporter: ExportController | undefined;
-  readonly drainSignal: AbortSignal;
   /** What `/readyz` reports; the gRPC health service says SERVING exactly when it is ready. */
   readonly readiness: () => Readiness;
   readonly logger: Logger;
 }
 
-/** Registers health (SERVING when ready, as `/readyz`), ConfigService and reflection. */
-function registerRoutes(router: ConnectRouter, parts: RouteParts): void {
-  const { config, cache, exporter, drainSignal } = parts;
+/**
+ * Registers health (SERVING when ready, as `/readyz`), ConfigService and
+ * reflection, and the WatchConfig lane in front of ConfigService's streams.
+ */
+function registerRoutes(
+  router: ConnectRouter,
+  server: HttpServerRouteContext,
+  parts: RouteParts,
+): void {
+  const { config, cache, exporter, metrics } = parts;
+  const { drainSignal } = server;
+  const watches = createWatchStreams({
+    cache,
+    drainSignal,
+    keepaliveMs: config.keepaliveMs,
+    maxBacklog: config.maxWatchBacklog,
+    maxStreams: config.maxWatchStreams,
+    refusals: parts.refusals,
+    metrics,
+  });
+  server.serveDirect(
+    WATCH_CONFIG_PATH,
+    createWatchLane({
+      watches,
+      maxBodyBytes: server.maxBodyBytes,
+      shutdownSignal: server.shutdownSignal,
+      logger: parts.logger,
+      onUndecoded: () => metrics.countUndecoded("WatchConfig"),
+      onEnd: (code) => metrics.countRpc("WatchConfig", code),
+    }),
+  );
   const serving = () =>
     parts.readiness().ready
       ? HealthCheckResponse_ServingStatus.SERVING
@@ -502,13 +533,10 @@ function registerRoutes(router: ConnectRouter, parts: RouteParts): void {
       store: parts.store,
       cache,
       policy: parts.policy,
-      metrics: parts.metrics,
+      metrics,
       logger: parts.logger,
       drainSignal,
-      keepaliveMs: config.keepaliveMs,
-      maxStreamBacklog: config.maxWatchBacklog,
-      maxWatchStreams: config.maxWatchStreams,
-      refusals: parts.refusals,
+      watches,
       pageTokens: parts.pageTokens,
       readLimits: { concurrency: config.listReadConcurrency, queue: config.listReadQueue },
       readWaitMs: config.storeTimeoutMs,

@@ -12,72 +12,16 @@ import {
   WatchEventType,
 } from "../../gen/aether/registry/v1/config_service_pb.js";
 import type {
-  CacheEvent,
   CacheState,
   ConfigCache,
-  InitialSync,
   SubscribeOptions,
 } from "../../services/registrar/cache/config-cache.js";
 import type { WatchQuery } from "../../services/registrar/service/request-checks.js";
 import { createWatchStreams } from "../../services/registrar/service/watch-stream.js";
-import { StoreUnavailableError } from "../../services/registrar/store/config-store.js";
+import { change, fakeCache, gauge } from "../support/fake-watch-cache.js";
 
 const HOUR_MS = 3_600_000;
 const QUERY: WatchQuery = { services: new Set(["shop/a"]), view: "all", resumeRevision: 0 };
-const EMPTY: InitialSync = { kind: "snapshot", entries: [], revision: 5 };
-
-/** A cache the test drives: its state, when it settles, and the subscriber it got. */
-function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
-  let settle = () => {};
-  const settled = new Promise<void>((resolve) => {
-    settle = resolve;
-  });
-  const fake = {
-    state,
-    revision: initial.revision,
-    subscriber: undefined as SubscribeOptions | undefined,
-    unsubscribed: 0,
-  };
-  const cache = {
-    get state() {
-      return fake.state;
-    },
-    get revision() {
-      return fake.revision;
-    },
-    whenSettled: () => settled,
-    subscribe(options: SubscribeOptions) {
-      if (fake.state !== "synced") throw new StoreUnavailableError("the cache is not synced");
-      fake.subscriber = options;
-      return { initial, unsubscribe: () => fake.unsubscribed++ };
-    },
-  } as unknown as ConfigCache;
-  return {
-    cache,
-    fake,
-    settle(to: CacheState) {
-      fake.state = to;
-      settle();
-    },
-    /** Reports changes to the subscriber, as the cache does. */
-    emit(...events: CacheEvent[]) {
-      fake.subscriber?.onEvents(events);
-    },
-  };
-}
-
-/** A stream gauge, as the metrics keep it. */
-function gauge() {
-  const counter = { open: 0 };
-  return { counter, metrics: { addWatchStreams: (delta: number) => (counter.open += delta) } };
-}
-
-const change = (service: string, revision: number): CacheEvent => ({
-  type: "delete",
-  origin: "hub",
-  service,
-  revision,
-});
 
 /** A response's type and revision, e.g. `SYNCED@5`. */
 const label = (r: IteratorResult<WatchConfigResponse>) =>

@@ -37,6 +37,7 @@ import {
 } from "./bounded-compression.js";
 import { createCallAdmission } from "./call-admission.js";
 import type { ConnectionTrackingOptions } from "./connection-tracking.js";
+import { createDirectRoutes, type DirectHandler } from "./direct-routes.js";
 import { peerContextValues } from "./peer-identity.js";
 import { createRefusals, type Refusals } from "./refusals.js";
 import { createRequestBudget } from "./request-budget.js";
@@ -75,7 +76,24 @@ export interface HttpServerRouteContext {
    * should end their streams normally (status OK) when it aborts.
    */
   readonly drainSignal: AbortSignal;
+  /**
+   * Aborted when the grace period of a close is over: handlers still
+   * running are cancelled (their clients get UNAVAILABLE).
+   */
+  readonly shutdownSignal: AbortSignal;
+  /**
+   * Lets `handler` take the requests of `path` before connect-es does, once
+   * the port admitted them (authorization, body budget, call slots): it
+   * returns true when it serves the request, false to leave it, untouched,
+   * to connect-es. One handler per path; it must answer every request it
+   * takes in the request's protocol and never throw.
+   */
+  serveDirect(path: string, handler: DirectHandler): void;
+  /** The largest request body read, as connect-es's `readMaxBytes`. */
+  readonly maxBodyBytes: number;
 }
+
+export type { DirectHandler } from "./direct-routes.js";
 
 /** Options of {@link createHttpServer}. */
 export interface HttpServerOptions {
@@ -264,6 +282,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   let address: ListenAddress | undefined;
   let closing: Promise<void> | undefined;
   let fastifyHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  /** The handlers that take requests before connect-es, by path (`serveDirect`). */
+  const direct = createDirectRoutes();
 
   function onRequest(req: PortRequest, res: PortResponse): void {
     followRequest(req, res, logger, drainController.signal, () => port.closeIdle());
@@ -272,6 +292,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     // The body budget next: a request refused there never holds a call slot.
     if (!budget.admit(req, res)) return;
     if (!calls.admit(req, res)) return;
+    if (direct.serve(req, res)) return;
     // Fastify's handler serves both HTTP versions (it checks httpVersionMajor).
     fastifyHandler?.(req as IncomingMessage, res as ServerResponse);
   }
@@ -312,7 +333,12 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   app.register(fastifyConnectPlugin, {
     routes: (router) => {
       const decodingRouter = new RequestDecodingErrorRouter(router, options.onUndecodedRequest);
-      options.routes(decodingRouter, { drainSignal: drainController.signal });
+      options.routes(decodingRouter, {
+        drainSignal: drainController.signal,
+        shutdownSignal: shutdownController.signal,
+        maxBodyBytes: limits.maxBodyBytes,
+        serveDirect: (path, handler) => direct.add(path, handler),
+      });
       for (const path of requestStreamPaths(decodingRouter.handlers)) {
         streamingRequestPaths.add(path);
       }

@@ -86,7 +86,7 @@ const requestDecoded = createContextKey(false, { description: "request message d
  * `reason`; connect-es's "parse binary: " prefix is replaced by
  * {@link REQUEST_DECODING_ERROR_PREFIX}.
  */
-function decodingError(reason: string, cause?: unknown): ConnectError {
+export function decodingError(reason: string, cause?: unknown): ConnectError {
   const detail = reason.startsWith(PARSE_BINARY_PREFIX)
     ? reason.slice(PARSE_BINARY_PREFIX.length)
     : reason;

@@ -56,7 +56,7 @@ import {
 } from "./request-checks.js";
 import { summarizeStatus } from "./status-summary.js";
 import { createStoreReads, ListReadsBusyError } from "./store-reads.js";
-import { createWatchStreams } from "./watch-stream.js";
+import { createWatchStreams, type WatchStreams } from "./watch-stream.js";
 
 /** The request limits (see `request-checks.ts`), exported here too, where callers have always imported them. */
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_REQUEST_SERVICES } from "./request-checks.js";
@@ -114,6 +114,13 @@ export interface ConfigServiceOptions {
   ) => ReportAppliedConfigResponse;
   /** Answers GetFleetStatus (see `services/registrar/fleet/`); undefined: UNIMPLEMENTED. */
   readonly fleetStatus?: (request: GetFleetStatusRequest) => GetFleetStatusResponse;
+  /**
+   * The WatchConfig streams, when shared with another front (the lane of
+   * `watch-lane.ts`); default made here from `cache`, `drainSignal`,
+   * `keepaliveMs`, `maxStreamBacklog`, `maxWatchStreams`, `refusals` and
+   * `metrics`.
+   */
+  readonly watches?: WatchStreams;
 }
 
 /** How many listing windows (see `kept-listings.ts`) are kept for later pages. */
@@ -228,15 +235,17 @@ export function createConfigService(
       onOutcome: (outcome) => metrics?.countListRead(outcome),
     }),
   });
-  const watches = createWatchStreams({
-    cache,
-    drainSignal: options.drainSignal,
-    keepaliveMs: options.keepaliveMs,
-    maxBacklog: options.maxStreamBacklog,
-    maxStreams: options.maxWatchStreams,
-    refusals: options.refusals,
-    metrics,
-  });
+  const watches =
+    options.watches ??
+    createWatchStreams({
+      cache,
+      drainSignal: options.drainSignal,
+      keepaliveMs: options.keepaliveMs,
+      maxBacklog: options.maxStreamBacklog,
+      maxStreams: options.maxWatchStreams,
+      refusals: options.refusals,
+      metrics,
+    });
 
   async function listConfig(
     request: ListConfigRequest,

@@ -18,19 +18,24 @@
  * only once the previous one was written).
  */
 import { setMaxListeners } from "node:events";
+import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type WatchConfigResponse,
+  WatchConfigResponseSchema,
   WatchEventType,
 } from "../../../gen/aether/registry/v1/config_service_pb.js";
 import { createAsyncQueue, QueueOverflowError } from "../../runtime/async-queue.js";
-import type { CacheEvent, ConfigCache } from "../cache/config-cache.js";
+import type { CacheEvent, ConfigCache, InitialSync } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
 import { admitOneMore } from "../server/admission-rules.js";
 import type { Refusals } from "../server/refusals.js";
 import { storeUnavailable } from "./client-errors.js";
 import { createFanoutTracker } from "./fanout-tracker.js";
 import type { WatchQuery } from "./request-checks.js";
+import { frameMessage } from "./watch-lane-protocol.js";
+import type { OutboxItem } from "./watch-outbox.js";
+import { servePush, type WatchSink, waitUntilSynced } from "./watch-push.js";
 import { eventResponse, initialResponses, keepaliveResponse } from "./watch-responses.js";
 
 /** Options of {@link createWatchStreams}. */
@@ -72,25 +77,13 @@ export interface WatchStreams {
     signal: AbortSignal,
     binary: boolean,
   ): AsyncGenerator<WatchConfigResponse>;
-}
-
-/**
- * Resolves when the cache first syncs, when it gives up starting (the store is
- * unavailable), or when a signal aborts, whichever comes first.
- */
-async function waitUntilSynced(
-  cache: ConfigCache,
-  signals: readonly (AbortSignal | undefined)[],
-): Promise<void> {
-  const live = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-  if (live.some((signal) => signal.aborted)) return;
-  const aborted = AbortSignal.any(live);
-  await Promise.race([
-    cache.whenSettled(),
-    new Promise<void>((resolve) =>
-      aborted.addEventListener("abort", () => resolve(), { once: true }),
-    ),
-  ]);
+  /**
+   * The same stream, binary, pushed into `sink` (see `watch-push.ts`):
+   * refused with RESOURCE_EXHAUSTED into the sink when `maxStreams` are
+   * open, ended OK when `signal` aborts. Resolves once the sink was ended;
+   * never rejects.
+   */
+  attach(query: WatchQuery, signal: AbortSignal, sink: WatchSink): Promise<void>;
 }
 
 /** Creates the WatchConfig streams of a cache. */
@@ -117,6 +110,40 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
       made.set(event, response);
     }
     return response;
+  };
+  // The frame of each live change on a pushed stream, made once and shared by every such stream.
+  const items = new WeakMap<CacheEvent, OutboxItem>();
+  const frameOf = (response: WatchConfigResponse): Uint8Array =>
+    frameMessage(toBinary(WatchConfigResponseSchema, response));
+  let keepalive: { revision: number; frame: Uint8Array } | undefined;
+  const pushParts = {
+    cache,
+    drainSignal,
+    keepaliveMs,
+    maxBacklog,
+    fanout,
+    itemOf(event: CacheEvent): OutboxItem {
+      let item = items.get(event);
+      if (item === undefined) {
+        item = { frame: frameOf(responseOf(event, true)), change: event.revision };
+        items.set(event, item);
+      }
+      return item;
+    },
+    *initialItems(initial: InitialSync): Iterable<OutboxItem> {
+      for (const response of initialResponses(initial, true)) {
+        yield { frame: frameOf(response), change: undefined };
+      }
+    },
+    keepaliveFrame(revision: number): Uint8Array {
+      if (keepalive?.revision !== revision) {
+        keepalive = { revision, frame: frameOf(keepaliveResponse(revision)) };
+      }
+      return keepalive.frame;
+    },
+    observeFanout: metrics?.observeWatchFanout,
+    countStreams:
+      metrics === undefined ? undefined : (delta: number) => metrics.addWatchStreams(delta),
   };
   const isChange = (response: WatchConfigResponse): boolean =>
     response.type === WatchEventType.UPSERT || response.type === WatchEventType.DELETE;
@@ -177,18 +204,36 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
     }
   }
 
+  /** Takes a stream's place, or throws RESOURCE_EXHAUSTED when all are taken. */
+  function admit(): void {
+    if (!admitOneMore(open, maxStreams)) {
+      options.refusals?.refuse("max_watch_streams", { open, maxStreams });
+      throw new ConnectError(
+        `the registrar serves at most ${maxStreams} watch streams and all are taken; retry later (another replica may have room)`,
+        Code.ResourceExhausted,
+      );
+    }
+    open++;
+  }
+
   return {
     async *open(query, signal, binary) {
-      if (!admitOneMore(open, maxStreams)) {
-        options.refusals?.refuse("max_watch_streams", { open, maxStreams });
-        throw new ConnectError(
-          `the registrar serves at most ${maxStreams} watch streams and all are taken; retry later (another replica may have room)`,
-          Code.ResourceExhausted,
-        );
-      }
-      open++;
+      admit();
       try {
         yield* serve(query, signal, binary);
+      } finally {
+        open--;
+      }
+    },
+    async attach(query, signal, sink) {
+      try {
+        admit();
+      } catch (error) {
+        sink.end(error);
+        return;
+      }
+      try {
+        await servePush(pushParts, query, signal, sink);
       } finally {
         open--;
       }
