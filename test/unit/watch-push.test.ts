@@ -1,0 +1,248 @@
+/**
+ * The pushed WatchConfig stream (`watch-push.ts`, through
+ * `WatchStreams.attach`) over a fake cache and a sink the test drives: what
+ * it writes, in what call, how it waits for a full transport, and how it
+ * ends. The keep-alive interval is set far beyond any test (keep-alives are
+ * covered by the integration tests).
+ */
+import { fromBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import {
+  WatchConfigResponseSchema,
+  WatchEventType,
+} from "../../gen/aether/registry/v1/config_service_pb.js";
+import type { ConfigCache, SubscribeOptions } from "../../services/registrar/cache/config-cache.js";
+import type { WatchQuery } from "../../services/registrar/service/request-checks.js";
+import type { WatchSink } from "../../services/registrar/service/watch-push.js";
+import { createWatchStreams } from "../../services/registrar/service/watch-stream.js";
+import { change, fakeCache, gauge } from "../support/fake-watch-cache.js";
+
+const HOUR_MS = 3_600_000;
+const QUERY: WatchQuery = { services: new Set(["shop/a"]), view: "all", resumeRevision: 0 };
+
+/** A sink that records what it is sent, and whose fullness, drains and completions the test drives. */
+function testSink() {
+  const frames: string[] = [];
+  const pending: ((error?: Error | null) => void)[] = [];
+  const drains: (() => void)[] = [];
+  let ended: string | undefined;
+  let fullAfter = Number.POSITIVE_INFINITY;
+  const sink: WatchSink = {
+    send(frame, written) {
+      const response = fromBinary(WatchConfigResponseSchema, frame.subarray(5));
+      frames.push(`${WatchEventType[response.type]}@${response.revision}`);
+      if (written !== undefined) pending.push(written);
+      fullAfter--;
+      return fullAfter > 0;
+    },
+    onceDrain(listener) {
+      drains.push(listener);
+    },
+    end(error) {
+      if (ended !== undefined) throw new Error("ended twice");
+      ended =
+        error === undefined
+          ? "OK"
+          : error instanceof ConnectError
+            ? `${Code[error.code]}: ${error.rawMessage}`
+            : `${(error as Error).name}: ${(error as Error).message}`;
+    },
+  };
+  return {
+    sink,
+    frames,
+    get ended() {
+      return ended;
+    },
+    /** The transport is full after `n` more frames. */
+    fullAfter(n: number) {
+      fullAfter = n;
+    },
+    /** The transport drained: room again, and the drain listeners are told. */
+    drain() {
+      fullAfter = Number.POSITIVE_INFINITY;
+      for (const listener of drains.splice(0)) listener();
+    },
+    /** The frames written so far are out to the connection. */
+    complete() {
+      for (const written of pending.splice(0)) written();
+    },
+  };
+}
+
+describe("a pushed watch stream", () => {
+  it("writes the initial sync, SYNCED, then each change within the cache's publish call, and ends OK when its client goes away", async () => {
+    const f = fakeCache("synced", { kind: "replay", events: [change("shop/a", 4)], revision: 4 });
+    const { counter, metrics } = gauge();
+    const client = new AbortController();
+    const t = testSink();
+    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS, metrics }).attach(
+      QUERY,
+      client.signal,
+      t.sink,
+    );
+    expect(t.frames).toEqual(["DELETE@4", "SYNCED@4"]);
+    expect(counter.open).toBe(1);
+    f.emit(change("shop/a", 6), change("shop/a", 7));
+    // No await between the publish and the writes.
+    expect(t.frames).toEqual(["DELETE@4", "SYNCED@4", "DELETE@6", "DELETE@7"]);
+    client.abort();
+    await done;
+    expect(t.ended).toBe("OK");
+    expect(f.fake.unsubscribed).toBe(1);
+    expect(counter.open).toBe(0);
+  });
+
+  it("waits for a drain inside the initial sync, and holds the changes published meanwhile until it is written", async () => {
+    const f = fakeCache("synced", {
+      kind: "replay",
+      events: [change("shop/a", 2), change("shop/a", 3)],
+      revision: 3,
+    });
+    const t = testSink();
+    t.fullAfter(1);
+    const client = new AbortController();
+    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(
+      QUERY,
+      client.signal,
+      t.sink,
+    );
+    expect(t.frames).toEqual(["DELETE@2"]);
+    f.emit(change("shop/a", 5));
+    expect(t.frames).toEqual(["DELETE@2"]);
+    t.drain();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(t.frames).toEqual(["DELETE@2", "DELETE@3", "SYNCED@3", "DELETE@5"]);
+    client.abort();
+    await done;
+  });
+
+  it("writes what waits and ends OK when the server drains", async () => {
+    const f = fakeCache("synced");
+    const t = testSink();
+    const drain = new AbortController();
+    const done = createWatchStreams({
+      cache: f.cache,
+      keepaliveMs: HOUR_MS,
+      drainSignal: drain.signal,
+    }).attach(QUERY, new AbortController().signal, t.sink);
+    t.fullAfter(1);
+    f.emit(change("shop/a", 6), change("shop/a", 7));
+    expect(t.frames).toEqual(["SYNCED@5", "DELETE@6"]);
+    drain.abort();
+    await done;
+    expect(t.frames).toEqual(["SYNCED@5", "DELETE@6", "DELETE@7"]);
+    expect(t.ended).toBe("OK");
+  });
+
+  it("ends UNAVAILABLE, without the store's address, when the cache loses the store", async () => {
+    const f = fakeCache("synced");
+    const t = testSink();
+    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(
+      QUERY,
+      new AbortController().signal,
+      t.sink,
+    );
+    f.fake.subscriber?.onClose(new Error("connect ECONNREFUSED 10.0.0.7:2379"));
+    await done;
+    expect(t.ended).toMatch(/^Unavailable: store unavailable: /);
+    expect(t.ended).not.toContain("10.0.0.7");
+    expect(f.fake.unsubscribed).toBe(1);
+  });
+
+  it("ends RESOURCE_EXHAUSTED once more than the backlog is behind, counting frames written but not out", async () => {
+    const f = fakeCache("synced");
+    const t = testSink();
+    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS, maxBacklog: 3 }).attach(
+      QUERY,
+      new AbortController().signal,
+      t.sink,
+    );
+    f.emit(change("shop/a", 6), change("shop/a", 7), change("shop/a", 8));
+    expect(t.ended).toBeUndefined();
+    t.complete();
+    f.emit(change("shop/a", 9), change("shop/a", 10), change("shop/a", 11));
+    expect(t.ended).toBeUndefined();
+    f.emit(change("shop/a", 12));
+    await done;
+    expect(t.ended).toBe(
+      "ResourceExhausted: the stream fell more than 3 events behind; resume from the last revision applied",
+    );
+  });
+
+  it("waits for the cache while it starts, and ends with the cache's failure when it never syncs", async () => {
+    const f = fakeCache("starting");
+    const t = testSink();
+    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(
+      QUERY,
+      new AbortController().signal,
+      t.sink,
+    );
+    expect(t.frames).toEqual([]);
+    f.settle("unavailable");
+    await done;
+    expect(t.frames).toEqual([]);
+    expect(t.ended).toBe("StoreUnavailableError: the cache is not synced");
+  });
+
+  it("refuses a stream past maxStreams into its sink, and admits again once one ends", async () => {
+    const f = fakeCache("synced");
+    const refused: string[] = [];
+    const streams = createWatchStreams({
+      cache: f.cache,
+      keepaliveMs: HOUR_MS,
+      maxStreams: 1,
+      refusals: { refuse: (reason) => refused.push(reason) },
+    });
+    const first = new AbortController();
+    const done = streams.attach(QUERY, first.signal, testSink().sink);
+    const extra = testSink();
+    await streams.attach(QUERY, new AbortController().signal, extra.sink);
+    expect(extra.ended).toMatch(/^ResourceExhausted: the registrar serves at most 1 watch streams/);
+    expect(refused).toEqual(["max_watch_streams"]);
+    first.abort();
+    await done;
+    const again = testSink();
+    void streams.attach(QUERY, new AbortController().signal, again.sink);
+    expect(again.frames).toEqual(["SYNCED@5"]);
+  });
+
+  it("observes a change's fan-out once its last stream's frame is out, and shares one frame among the streams", async () => {
+    const subscribers: SubscribeOptions[] = [];
+    const cache = {
+      state: "synced",
+      revision: 4,
+      whenSettled: () => Promise.resolve(),
+      subscribe(options: SubscribeOptions) {
+        subscribers.push(options);
+        return { initial: { kind: "replay", events: [], revision: 4 }, unsubscribe: () => {} };
+      },
+    } as unknown as ConfigCache;
+    const observed: number[] = [];
+    const streams = createWatchStreams({
+      cache,
+      keepaliveMs: HOUR_MS,
+      metrics: { addWatchStreams: () => {}, observeWatchFanout: (s) => observed.push(s) },
+    });
+    const sent: Uint8Array[] = [];
+    const sinks = [testSink(), testSink()];
+    const client = new AbortController();
+    for (const t of sinks) {
+      const send = t.sink.send;
+      t.sink.send = (frame, written) => {
+        sent.push(frame);
+        return send(frame, written);
+      };
+      void streams.attach(QUERY, client.signal, t.sink);
+    }
+    const event = change("shop/a", 6);
+    for (const subscriber of subscribers) subscriber.onEvents([event]);
+    expect(sent[2]).toBe(sent[3]);
+    sinks[0]?.complete();
+    expect(observed).toEqual([]);
+    sinks[1]?.complete();
+    expect(observed).toHaveLength(1);
+    client.abort();
+  });
+});
