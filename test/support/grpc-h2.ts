@@ -52,19 +52,21 @@ export async function openSession(
 }
 
 /**
- * Starts a gRPC call of `path` on `session` and writes `body` (by default one
- * empty request message); the request is ended unless `end` is false.
+ * Starts a gRPC call of `path` on `session` with the extra request `headers`
+ * and writes `body` (by default one empty request message); the request is
+ * ended unless `end` is false.
  */
 export function grpcCall(
   session: ClientHttp2Session,
   path: string,
-  options: { body?: Buffer; end?: boolean } = {},
+  options: { body?: Buffer; end?: boolean; headers?: Record<string, string> } = {},
 ): GrpcCall {
   const stream = session.request({
     ":method": "POST",
     ":path": path,
     "content-type": "application/grpc",
     te: "trailers",
+    ...options.headers,
   });
   stream.on("error", () => {});
   let received = 0;
