@@ -26,22 +26,28 @@ export async function createCampaignKey(
   leaseId: string,
 ): Promise<number> {
   const keyBytes = Buffer.from(key);
-  const created = await callEtcd("campaign", etcd.requestTimeoutMs, (callOptions) =>
-    etcd.client.kv.txn(
-      {
-        compare: [
-          {
-            key: keyBytes,
-            target: CompareTarget.Create,
-            result: CompareResult.Equal,
-            create_revision: 0,
-          },
-        ],
-        success: [{ request_put: { key: keyBytes, value: Buffer.from(identity), lease: leaseId } }],
-        failure: [{ request_range: { key: keyBytes } }],
-      },
-      callOptions,
-    ),
+  const created = await callEtcd(
+    "campaign",
+    etcd.requestTimeoutMs,
+    (callOptions) =>
+      etcd.client.kv.txn(
+        {
+          compare: [
+            {
+              key: keyBytes,
+              target: CompareTarget.Create,
+              result: CompareResult.Equal,
+              create_revision: 0,
+            },
+          ],
+          success: [
+            { request_put: { key: keyBytes, value: Buffer.from(identity), lease: leaseId } },
+          ],
+          failure: [{ request_range: { key: keyBytes } }],
+        },
+        callOptions,
+      ),
+    etcd.client.endpointCount,
   );
   const createRevision = campaignCreateRevision(created);
   if (createRevision === undefined) {
@@ -100,19 +106,23 @@ export function rangeOne(
   keyPrefix: string,
   maxCreateRevision: number | undefined,
 ): Promise<{ header: { revision: string }; kvs: { key: Buffer }[] }> {
-  return callEtcd("election range", etcd.requestTimeoutMs, (callOptions) =>
-    etcd.client.kv.range(
-      {
-        key: Buffer.from(keyPrefix),
-        range_end: prefixEnd(keyPrefix),
-        ...(maxCreateRevision === undefined ? {} : { max_create_revision: maxCreateRevision }),
-        sort_target: SortTarget.Create,
-        sort_order: SortOrder.Descend,
-        limit: 1,
-        keys_only: true,
-      },
-      callOptions,
-    ),
+  return callEtcd(
+    "election range",
+    etcd.requestTimeoutMs,
+    (callOptions) =>
+      etcd.client.kv.range(
+        {
+          key: Buffer.from(keyPrefix),
+          range_end: prefixEnd(keyPrefix),
+          ...(maxCreateRevision === undefined ? {} : { max_create_revision: maxCreateRevision }),
+          sort_target: SortTarget.Create,
+          sort_order: SortOrder.Descend,
+          limit: 1,
+          keys_only: true,
+        },
+        callOptions,
+      ),
+    etcd.client.endpointCount,
   );
 }
 

@@ -8,15 +8,15 @@
  * unanswered for a renewal interval (a frozen or cut-off member keeps it
  * open) is opened again, so the lease moves to a member that answers.
  */
-import type { Etcd3, IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse } from "etcd3";
+import type { IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse } from "etcd3";
 import type { Logger } from "../../runtime/logger.js";
-import { callEtcd, closeStream } from "../store/etcd-client.js";
+import { callEtcd, closeStream, type EtcdClient } from "../store/etcd-client.js";
 import { keepAliveIntervalMs, keepAliveStalled, leaseValidUntil } from "./etcd-election-rules.js";
 
 /** The etcd client, request deadline and logger an election's requests use. */
 export interface ElectionEtcd {
   /** The client, made with `createEtcdClient` (etcd-client.ts); used for raw calls only. */
-  readonly client: Etcd3;
+  readonly client: EtcdClient;
   /** The bound on every request, in milliseconds. */
   readonly requestTimeoutMs: number;
   /** Where stream trouble and failed revocations are reported (at debug level). */
@@ -39,8 +39,11 @@ export interface GrantedLease {
  */
 export async function grantLease(etcd: ElectionEtcd, ttlSeconds: number): Promise<GrantedLease> {
   const grantSentAt = Date.now();
-  const grant = await callEtcd("lease grant", etcd.requestTimeoutMs, (callOptions) =>
-    etcd.client.leaseClient.leaseGrant({ TTL: ttlSeconds }, callOptions),
+  const grant = await callEtcd(
+    "lease grant",
+    etcd.requestTimeoutMs,
+    (callOptions) => etcd.client.leaseClient.leaseGrant({ TTL: ttlSeconds }, callOptions),
+    etcd.client.endpointCount,
   );
   return { id: grant.ID, ttlMs: Number(grant.TTL) * 1_000, grantSentAt };
 }
@@ -146,8 +149,11 @@ export function keepLeaseAlive(
  */
 export async function revokeLease(etcd: ElectionEtcd, leaseId: string): Promise<void> {
   try {
-    await callEtcd("lease revoke", etcd.requestTimeoutMs, (callOptions) =>
-      etcd.client.leaseClient.leaseRevoke({ ID: leaseId }, callOptions),
+    await callEtcd(
+      "lease revoke",
+      etcd.requestTimeoutMs,
+      (callOptions) => etcd.client.leaseClient.leaseRevoke({ ID: leaseId }, callOptions),
+      etcd.client.endpointCount,
     );
   } catch (error) {
     etcd.logger.debug({ err: error }, "could not revoke the election lease (it expires by itself)");

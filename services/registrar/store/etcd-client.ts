@@ -5,28 +5,90 @@
  * and the safe closing of a raw stream. Raw watch streams are in
  * etcd-watch.ts.
  */
-import { BrokenCircuitError, handleWhen, noop, retry } from "cockatiel";
+import { BrokenCircuitError, noop } from "cockatiel";
 import {
   ClientClosedError,
   Etcd3,
+  GRPCDeadlineExceededError,
   GRPCGenericError,
   type IDuplexStream,
+  type IOptions,
+  type IWatchRequest,
+  type IWatchResponse,
   isRecoverableError,
 } from "etcd3";
 import { type EtcdSecurity, etcdSecurityOptions } from "../../runtime/etcd-security.js";
 import { FencedWriteError, StoreCompactedError, StoreUnavailableError } from "./config-store.js";
-import { hostFaultPolicy } from "./etcd-host-breaker.js";
+import { planNextAttempt } from "./etcd-attempt-plan.js";
+import { failsHost, hostFaultPolicy } from "./etcd-host-breaker.js";
 
 const FUTURE = "required revision is a future revision";
+
+/** A raw watch stream on one member, and what sets that member aside; see {@link EtcdClient.openWatchStream}. */
+export interface MemberWatchStream {
+  /** The raw bidirectional watch stream. */
+  readonly stream: IDuplexStream<IWatchRequest, IWatchResponse>;
+  /**
+   * Sets the member the stream went to aside (its breaker opens, as after a
+   * call it did not answer), so that the next call or stream goes to
+   * another member: for a stream found silent. Never throws.
+   */
+  setMemberAside(reason: string): void;
+}
+
+/**
+ * An etcd3 client (made by {@link createEtcdClient}) that knows how many
+ * endpoints it has (what {@link callEtcd} spreads a request over) and opens
+ * raw watch streams knowing the member each went to.
+ */
+export class EtcdClient extends Etcd3 {
+  /** How many endpoints the client was given. */
+  readonly endpointCount: number;
+
+  constructor(options: IOptions, endpointCount: number) {
+    super(options);
+    this.endpointCount = endpointCount;
+  }
+
+  /**
+   * Opens a raw watch stream on a member not set aside (picked at random),
+   * as etcd3's `watchClient.watch()` does (a stream error sets the member
+   * aside when it counts against it), and resolves with the stream and the
+   * function that sets its member aside. Rejects when every member is set
+   * aside or the client is closed.
+   */
+  openWatchStream(): Promise<MemberWatchStream> {
+    const pool = this.pool;
+    return pool.withConnection("Watch", ({ resource, client, metadata }) => {
+      const stream = (client as unknown as WatchServiceClient).watch(metadata, {});
+      stream.on("error", (error: Error) => {
+        if ((stream as unknown as { writable: boolean }).writable) pool.markFailed(resource, error);
+      });
+      const setMemberAside = (reason: string): void => {
+        try {
+          pool.markFailed(resource, new GRPCDeadlineExceededError(reason));
+        } catch {
+          // The pool is closed; there is nothing to set aside.
+        }
+      };
+      return Promise.resolve({ stream, setMemberAside });
+    });
+  }
+}
+
+/** The gRPC Watch service client etcd3's pool hands out (its `watch` method only). */
+interface WatchServiceClient {
+  watch(metadata: unknown, options: object): IDuplexStream<IWatchRequest, IWatchResponse>;
+}
 
 /**
  * Creates an etcd3 client used for its connection handling only, with
  * etcd3's dangerous defaults replaced: no circuit breaker with one endpoint
  * (etcd3's would refuse every call for five seconds after three failures,
  * long after etcd is back), and with several a member that did not answer
- * set aside for a short, growing while (etcd-host-breaker.ts), a retry
- * only on the other endpoints, and a reconnect backoff of at most one
- * second. Callers make every request through {@link callEtcd} and every
+ * set aside for a short, growing while (etcd-host-breaker.ts), no retry
+ * of its own (callEtcd retries on the other members, see
+ * etcd-attempt-plan.ts), and a reconnect backoff of at most one second. Callers make every request through {@link callEtcd} and every
  * watch through `openEtcdWatch` (etcd-watch.ts), never through etcd3's
  * builders, watchers, leases or elections (which retry and reconnect on their
  * own). `security` adds TLS (`credentials`) and etcd authentication (`auth`).
@@ -43,34 +105,35 @@ export function createEtcdClient(
   endpoints: readonly string[],
   security?: EtcdSecurity,
   purpose?: string,
-): Etcd3 {
+): EtcdClient {
   if (endpoints.length === 0) throw new TypeError("at least one etcd endpoint is needed");
-  return new Etcd3({
-    hosts: [...endpoints],
-    ...etcdSecurityOptions(security),
-    faultHandling: {
-      // With one endpoint no circuit breaker (it would refuse calls for seconds after etcd
-      // is back); with several, a member that does not answer is set aside for a while.
-      host: hostFaultPolicy(endpoints.length),
-      // Retry a failed call on the other endpoints only, within the same deadline.
-      global:
-        endpoints.length > 1
-          ? retry(handleWhen(isRecoverableError), { maxAttempts: endpoints.length - 1 })
-          : noop,
+  return new EtcdClient(
+    {
+      hosts: [...endpoints],
+      ...etcdSecurityOptions(security),
+      faultHandling: {
+        // With one endpoint no circuit breaker (it would refuse calls for seconds after etcd
+        // is back); with several, a member that does not answer is set aside for a while.
+        host: hostFaultPolicy(endpoints.length),
+        // No retry by etcd3 (it would reuse the request's deadline, already past after a
+        // silent member): callEtcd retries on the other members, each attempt with its own.
+        global: noop,
+      },
+      grpcOptions: {
+        // gRPC's reconnect backoff grows to two minutes by default; a restarted
+        // etcd must be usable again within a second.
+        "grpc.initial_reconnect_backoff_ms": 100,
+        "grpc.max_reconnect_backoff_ms": 1_000,
+        // gRPC refuses responses over 4 MiB by default; a batch of large
+        // projections must not turn into a permanent "unavailable".
+        "grpc.max_receive_message_length": 256 * 1024 * 1024,
+        ...(purpose === undefined
+          ? {}
+          : { "grpc.primary_user_agent": `aether-registrar-${purpose}` }),
+      },
     },
-    grpcOptions: {
-      // gRPC's reconnect backoff grows to two minutes by default; a restarted
-      // etcd must be usable again within a second.
-      "grpc.initial_reconnect_backoff_ms": 100,
-      "grpc.max_reconnect_backoff_ms": 1_000,
-      // gRPC refuses responses over 4 MiB by default; a batch of large
-      // projections must not turn into a permanent "unavailable".
-      "grpc.max_receive_message_length": 256 * 1024 * 1024,
-      ...(purpose === undefined
-        ? {}
-        : { "grpc.primary_user_agent": `aether-registrar-${purpose}` }),
-    },
-  });
+    endpoints.length,
+  );
 }
 
 /**
@@ -102,27 +165,57 @@ export function translateEtcdError(error: unknown, what: string): Error {
 }
 
 /**
- * Runs one etcd request with a deadline of `timeoutMs` (enforced by gRPC
- * and, as a safety net, by a timer) and rejects with the error
- * {@link translateEtcdError} makes of a failure: an unreachable or frozen
- * etcd rejects with {@link StoreUnavailableError} within the deadline.
+ * Runs one etcd request within `timeoutMs` (deadlines enforced by gRPC and,
+ * as a safety net, by a timer), spread over the client's `endpointCount`
+ * members as etcd-attempt-plan.ts says: an attempt that gets no answer in its
+ * share of the time sets its member aside and is tried again on another one.
+ * Rejects with the error {@link translateEtcdError} makes of the last
+ * failure: an unreachable or frozen etcd rejects with
+ * {@link StoreUnavailableError} within `timeoutMs`. `request` is called once
+ * per attempt, with that attempt's deadline.
  */
 export async function callEtcd<T>(
   what: string,
   timeoutMs: number,
   request: (callOptions: { deadline: number }) => Promise<T>,
+  endpointCount = 1,
+): Promise<T> {
+  const started = Date.now();
+  let attempts = 0;
+  let lastError: unknown;
+  let lastFailedHost = false;
+  for (;;) {
+    const elapsedMs = Date.now() - started;
+    const plan = planNextAttempt({ endpointCount, timeoutMs, attempts, elapsedMs, lastFailedHost });
+    if (plan === undefined) throw translateEtcdError(lastError, what);
+    attempts++;
+    try {
+      return await attemptEtcd(what, plan.deadlineMs, request);
+    } catch (error) {
+      lastError = error;
+      lastFailedHost = error instanceof AttemptTimeoutError || failsHost(error);
+    }
+  }
+}
+
+/** An attempt that the safety-net timer ended (gRPC's deadline did not). */
+class AttemptTimeoutError extends StoreUnavailableError {}
+
+/** One attempt of {@link callEtcd}: `request` with a deadline of `deadlineMs`, and a timer behind it. */
+async function attemptEtcd<T>(
+  what: string,
+  deadlineMs: number,
+  request: (callOptions: { deadline: number }) => Promise<T>,
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new StoreUnavailableError(`etcd ${what} took over ${timeoutMs} ms`)),
-      timeoutMs + 100,
+      () => reject(new AttemptTimeoutError(`etcd ${what} took over ${deadlineMs} ms`)),
+      deadlineMs + 100,
     );
   });
   try {
-    return await Promise.race([request({ deadline: Date.now() + timeoutMs }), timeout]);
-  } catch (error) {
-    throw translateEtcdError(error, what);
+    return await Promise.race([request({ deadline: Date.now() + deadlineMs }), timeout]);
   } finally {
     clearTimeout(timer);
   }

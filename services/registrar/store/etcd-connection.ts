@@ -5,11 +5,10 @@
  * every raw watch stream tracked, so that closing the store stops them all.
  * The store's operations (etcd-store.ts, etcd-writes.ts) use nothing else.
  */
-import type { Etcd3 } from "etcd3";
 import { allOriginsKeyPrefix, storeKeyPrefix } from "../../common/store-layout.js";
 import type { EtcdSecurity } from "../../runtime/etcd-security.js";
 import { StoreCompactedError, StoreUnavailableError } from "./config-store.js";
-import { callEtcd, createEtcdClient, prefixEnd } from "./etcd-client.js";
+import { callEtcd, createEtcdClient, type EtcdClient, prefixEnd } from "./etcd-client.js";
 import { type EtcdWatchSink, openEtcdWatch } from "./etcd-watch.js";
 
 const COMPACTED = "required revision has been compacted";
@@ -45,7 +44,7 @@ export interface EtcdConnection {
    * through {@link EtcdConnection.call}, every watch through
    * {@link EtcdConnection.openWatch}.
    */
-  readonly client: Etcd3;
+  readonly client: EtcdClient;
   /**
    * Runs one request with {@link callEtcd}'s deadline and error
    * translation. Rejects with {@link StoreUnavailableError} once
@@ -90,7 +89,7 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
   ): Promise<T> => {
     if (closed) throw new StoreUnavailableError("the etcd store is closed");
     try {
-      return await callEtcd(what, requestTimeoutMs, request);
+      return await callEtcd(what, requestTimeoutMs, request, client.endpointCount);
     } catch (error) {
       if (revision !== undefined && error instanceof Error && error.message.includes(COMPACTED)) {
         const oldest = await findCompactRevision(revision);
@@ -131,6 +130,7 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
           watches.delete(stop);
           sink.error(error);
         },
+        ...(sink.started === undefined ? {} : { started: sink.started }),
       },
     );
     watches.add(stop);

@@ -42,6 +42,7 @@ import {
 import { checkEtcdAccess } from "./etcd-access-check.js";
 import { prefixEnd } from "./etcd-client.js";
 import { createEtcdConnection, type EtcdConnection } from "./etcd-connection.js";
+import { openResumingWatch } from "./etcd-resuming-watch.js";
 import { createEtcdWrites } from "./etcd-writes.js";
 import {
   allOriginsKeyPrefix,
@@ -62,8 +63,13 @@ export { type EtcdWatchSink, type EtcdWatchSpec, openEtcdWatch } from "./etcd-wa
 /** The default bound on every etcd request, in milliseconds. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000;
 
-/** The default interval between liveness probes of a watch stream, in milliseconds. */
-export const DEFAULT_WATCH_PROBE_INTERVAL_MS = 5_000;
+/**
+ * The default interval between liveness probes of a watch stream, in
+ * milliseconds: short, so that a stream on a member that went silent is
+ * noticed (and resumed on another member) within a probe and a request
+ * timeout; a progress request is one small message on an open stream.
+ */
+export const DEFAULT_WATCH_PROBE_INTERVAL_MS = 1_000;
 
 /** How many keys one range request reads at most. */
 const RANGE_BATCH = 1_000;
@@ -132,7 +138,7 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
       filter.origin === undefined
         ? allOriginsKeyPrefix(prefix)
         : originKeyPrefix(prefix, filter.origin);
-    const stop = follow.openWatch(afterRevision + 1, keyPrefix, {
+    const stop = openResumingWatch(follow, afterRevision + 1, keyPrefix, {
       changes: (changes) => {
         const events = decoder.decodeChanges(changes, filter);
         if (events.length > 0) callHandler(logger, () => handler.onEvents(events));
@@ -140,6 +146,12 @@ export function createEtcdStore(options: EtcdStoreOptions): ConfigStore {
       error: (error) => {
         logger.warn({ err: error, keyPrefix }, "etcd watch ended");
         callHandler(logger, () => handler.onError(error));
+      },
+      resumed: (error, fromRevision) => {
+        logger.warn(
+          { err: error.message, keyPrefix, fromRevision },
+          "etcd watch stream failed; resumed on another member",
+        );
       },
     });
     return { cancel: async () => stop() };

@@ -5,11 +5,11 @@
  * and never raises an unhandled error event. The etcd store and the export
  * election watch only through it.
  */
-import type { Etcd3, IDuplexStream, IKeyValue, IWatchRequest, IWatchResponse } from "etcd3";
+import type { IDuplexStream, IKeyValue, IWatchRequest, IWatchResponse } from "etcd3";
 import { measureLoopBusy } from "../../runtime/loop-busy.js";
 import { StoreCompactedError, StoreUnavailableError } from "./config-store.js";
 import type { RawChange } from "./decode-entry.js";
-import { closeStream } from "./etcd-client.js";
+import { closeStream, type EtcdClient } from "./etcd-client.js";
 import { judgeMissedDeadline } from "./starvation-grace.js";
 
 /** What {@link openEtcdWatch} watches. */
@@ -32,6 +32,8 @@ export interface EtcdWatchSink {
   changes(changes: RawChange[]): void;
   /** Called once when the watch cannot continue; nothing is reported afterwards. */
   error(error: Error): void;
+  /** Called once when etcd confirms the watch was created (optional). */
+  started?(): void;
 }
 
 /**
@@ -40,16 +42,23 @@ export interface EtcdWatchSink {
  * {@link StoreCompactedError} when the start revision was compacted, a
  * {@link StoreUnavailableError} when the stream fails, ends, is cancelled by
  * etcd, or does not answer a liveness probe in time, unless this process was
- * too busy to read the answer) or the returned function
+ * too busy to read the answer; a stream that did not start or answer in time
+ * also sets its member aside, so that the next stream goes to another
+ * member) or the returned function
  * stops it (nothing is reported afterwards). Never raises an unhandled error
  * event.
  */
-export function openEtcdWatch(client: Etcd3, spec: EtcdWatchSpec, sink: EtcdWatchSink): () => void {
+export function openEtcdWatch(
+  client: EtcdClient,
+  spec: EtcdWatchSpec,
+  sink: EtcdWatchSink,
+): () => void {
   const { requestTimeoutMs, probeIntervalMs, startRevision } = spec;
   const what = spec.key.toString("utf8");
   let done = false;
   let stream: IDuplexStream<IWatchRequest, IWatchResponse> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let setMemberAside: ((reason: string) => void) | undefined;
 
   const finish = (error?: Error): void => {
     if (done) return;
@@ -73,6 +82,7 @@ export function openEtcdWatch(client: Etcd3, spec: EtcdWatchSpec, sink: EtcdWatc
       if (judgeMissedDeadline({ busy: busy(), excused }) === "excuse") {
         expectAnswer(reason, excused + 1);
       } else {
+        setMemberAside?.(reason);
         finish(unavailable(reason));
       }
     }, requestTimeoutMs);
@@ -96,7 +106,11 @@ export function openEtcdWatch(client: Etcd3, spec: EtcdWatchSpec, sink: EtcdWatc
           oldest,
         ),
       );
-    } else if (response.canceled) {
+    } else if (response.created) {
+      sink.started?.();
+    }
+    if (done) return;
+    if (response.canceled) {
       finish(unavailable(`etcd cancelled the watch: ${response.cancel_reason || "no reason"}`));
     } else if (response.events.length > 0) {
       sink.changes(response.events.map(toRawChange));
@@ -104,8 +118,9 @@ export function openEtcdWatch(client: Etcd3, spec: EtcdWatchSpec, sink: EtcdWatc
   };
 
   expectAnswer(`not started within ${requestTimeoutMs} ms`);
-  client.watchClient.watch().then(
-    (opened) => {
+  client.openWatchStream().then(
+    ({ stream: opened, setMemberAside: setAside }) => {
+      setMemberAside = setAside;
       // An 'error' listener first, always: an unhandled 'error' event would crash the process.
       opened.on("error", (error) => finish(unavailable(error.message, error)));
       if (done) {
