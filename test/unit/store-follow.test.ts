@@ -32,11 +32,19 @@ function pingedStore(answers: boolean[]) {
   };
 }
 
-/** Follows `store` with pings every 5 ms, the event loop reported as `busy` over every ping. */
-function follow(store: ReturnType<typeof pingedStore>["store"], busy: () => number) {
+/**
+ * Follows `store` with pings every 5 ms, the event loop reported as `busy` over every ping,
+ * the store lost once pings have failed for `lossAfterMs` (default 0: at the first that counts).
+ */
+function follow(
+  store: ReturnType<typeof pingedStore>["store"],
+  busy: () => number,
+  lossAfterMs = 0,
+) {
   const excused: string[] = [];
   const ended = followStore(store, 0, {
     pingIntervalMs: 5,
+    lossAfterMs,
     onEvents: () => {},
     onInterruptible: () => {},
     measureBusy: () => busy,
@@ -68,6 +76,18 @@ describe("the follow's health pings", () => {
     const { ended, excused } = follow(pinged.store, () => 0.95);
     expect((await ended)?.message).toBe(`etcd ping ${GRACE + 3} took over 1000 ms`);
     expect(excused).toEqual([...failures(1, 1), ...failures(3, GRACE + 2)]);
+  });
+
+  it("ping again shortly while pings have failed for less than lossAfterMs (a leader election), and forget the run once the store answers", async () => {
+    // Idle throughout: fail, fail, answer, then fail on until 60 ms of failures.
+    const pinged = pingedStore([false, false, true]);
+    const started = Date.now();
+    const { ended, excused } = follow(pinged.store, () => 0.01, 60);
+    const error = await ended;
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(pinged.pings).toBeGreaterThan(4);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(60);
+    expect(excused).toEqual([]);
   });
 
   it("count a failure once the process is idle again, excused or not before", async () => {

@@ -4,20 +4,21 @@
  * without failing (a frozen peer, a partition). It ends with the watch's
  * error or a failed ping's, or without an error when interrupted.
  *
- * A failed ping counts at once unless the event loop was busy for most of
- * its wait (see `starvation-grace.ts`): then it is pinged again at once, a
- * few times at most, so that a burst of requests the process is busy with
- * cannot pass for a lost store, while a store that is really gone is
- * declared lost as fast as before whenever the process is not overloaded.
+ * A failed ping is judged by ping-verdict.ts: pinged again at once when the
+ * event loop was busy for most of its wait (a burst of requests the process
+ * is busy with cannot pass for a lost store; see `starvation-grace.ts`),
+ * pinged again shortly while the pings have been failing for less than
+ * `lossAfterMs` (a cluster electing a new leader answers nothing for a
+ * moment), and counted after that.
  */
 import { measureLoopBusy } from "../../runtime/loop-busy.js";
 import type { ConfigStore, StoreEvent, StoreWatch } from "../store/config-store.js";
 import { StoreUnavailableError } from "../store/config-store.js";
-import {
-  DEFAULT_STARVATION_GRACE,
-  judgeMissedDeadline,
-  type StarvationGrace,
-} from "../store/starvation-grace.js";
+import { DEFAULT_STARVATION_GRACE, type StarvationGrace } from "../store/starvation-grace.js";
+import { DEFAULT_PING_LOSS_AFTER_MS, judgeFailedPing } from "./ping-verdict.js";
+
+/** The longest wait before a failed ping that is not yet counted is tried again, in milliseconds. */
+const PING_RETRY_MS = 250;
 
 /** Options of {@link followStore}. */
 export interface FollowOptions {
@@ -31,6 +32,11 @@ export interface FollowOptions {
   readonly grace?: StarvationGrace;
   /** Measures the event loop over a ping; default {@link measureLoopBusy}. */
   readonly measureBusy?: () => () => number;
+  /**
+   * How long pings may keep failing before the follow ends with the last
+   * failure, in milliseconds; default {@link DEFAULT_PING_LOSS_AFTER_MS}.
+   */
+  readonly lossAfterMs?: number;
   /** Called with each failed ping that was excused and retried (logging, tests). */
   readonly onExcused?: (error: Error, busy: number) => void;
 }
@@ -51,10 +57,12 @@ export function followStore(
     let done = false;
     let watch: StoreWatch | undefined;
     let pinger: NodeJS.Timeout | undefined;
+    let retry: NodeJS.Timeout | undefined;
     const finish = (error: Error | undefined) => {
       if (done) return;
       done = true;
       if (pinger !== undefined) clearInterval(pinger);
+      clearTimeout(retry);
       void watch?.cancel().catch(() => undefined);
       resolve(error);
     };
@@ -71,26 +79,39 @@ export function followStore(
       return;
     }
     let pinging = false;
-    /** Pings once; a failure excused as the process's own starvation pings again at once. */
+    /** When the current run of failed pings began; undefined after an answer. */
+    let failingSince: number | undefined;
+    const lossAfterMs = options.lossAfterMs ?? DEFAULT_PING_LOSS_AFTER_MS;
+    /** Pings once; a failed ping is pinged again (at once or shortly) until it counts. */
     const ping = (excused: number): void => {
       pinging = true;
       const busy = measureBusy();
       store.ping().then(
         () => {
           pinging = false;
+          failingSince = undefined;
         },
         (caught: unknown) => {
           const error =
             caught instanceof Error ? caught : new StoreUnavailableError(String(caught));
           if (done) return;
           const load = busy();
-          if (judgeMissedDeadline({ busy: load, excused }, options.grace) === "excuse") {
+          failingSince ??= Date.now();
+          const failingForMs = Date.now() - failingSince;
+          const verdict = judgeFailedPing(
+            { busy: load, excused, failingForMs },
+            lossAfterMs,
+            options.grace ?? DEFAULT_STARVATION_GRACE,
+          );
+          if (verdict === "excuse") {
             options.onExcused?.(error, load);
             ping(excused + 1);
-            return;
+          } else if (verdict === "retry") {
+            retry = setTimeout(() => ping(0), Math.min(PING_RETRY_MS, options.pingIntervalMs));
+          } else {
+            pinging = false;
+            finish(error);
           }
-          pinging = false;
-          finish(error);
         },
       );
     };

@@ -14,6 +14,7 @@ import type { StoreWatch } from "./config-store.js";
 import { callHandler, checkWatchRevision } from "./decode-entry.js";
 import { prefixEnd } from "./etcd-client.js";
 import { createEtcdConnection } from "./etcd-connection.js";
+import { openResumingWatch } from "./etcd-resuming-watch.js";
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_WATCH_PROBE_INTERVAL_MS } from "./etcd-store.js";
 import {
   checkStatusWrites,
@@ -102,7 +103,7 @@ export function createEtcdStatusStore(options: EtcdStatusStoreOptions): StatusSt
     checkWatchRevision(afterRevision);
     // Status keys of every cluster are not one range: the watch covers every
     // origin's subtree and keeps the status keys.
-    const stop = connection.openWatch(afterRevision + 1, allOriginsKeyPrefix(prefix), {
+    const stop = openResumingWatch(connection, afterRevision + 1, allOriginsKeyPrefix(prefix), {
       changes: (changes) => {
         const events = decoder.events(changes);
         if (events.length > 0) callHandler(logger, () => handler.onEvents(events));
@@ -111,6 +112,8 @@ export function createEtcdStatusStore(options: EtcdStatusStoreOptions): StatusSt
         logger.warn({ err: error }, "etcd status watch ended");
         callHandler(logger, () => handler.onError(error));
       },
+      resumed: (error, fromRevision) =>
+        logger.warn({ err: error.message, fromRevision }, "etcd status watch resumed"),
     });
     return { cancel: async () => stop() };
   };
