@@ -68,6 +68,8 @@ export function keepLeaseAlive(
   let lostTimer: NodeJS.Timeout | undefined;
   let reopenTimer: NodeJS.Timeout | undefined;
   let closed = false;
+  /** Sets the member of the current stream aside (for a stream that went silent). */
+  let setMemberAside: ((reason: string) => void) | undefined;
 
   const close = (): void => {
     if (closed) return;
@@ -94,6 +96,8 @@ export function keepLeaseAlive(
     if (stream === undefined) return;
     const waited = Date.now() - (sentTimes[0] ?? Date.now());
     if (keepAliveStalled(sentTimes[0], Date.now(), ttlMs)) {
+      // Silent, not failed: the next stream must go to another member.
+      setMemberAside?.(`no answer to a lease keep-alive for ${waited} ms`);
       streamFailed(stream, `no answer to a keep-alive for ${waited} ms`);
       return;
     }
@@ -108,8 +112,8 @@ export function keepLeaseAlive(
     reopenTimer = setTimeout(open, 200);
   };
   const open = (): void => {
-    client.leaseClient.leaseKeepAlive().then(
-      (opened) => {
+    client.openLeaseKeepAliveStream().then(
+      ({ stream: opened, setMemberAside: setAside }) => {
         // An 'error' listener first, always: an unhandled 'error' event would crash the process.
         opened.on("error", (error: Error) => streamFailed(opened, error.message));
         if (closed) {
@@ -117,6 +121,7 @@ export function keepLeaseAlive(
           return;
         }
         stream = opened;
+        setMemberAside = setAside;
         sentTimes = [];
         opened.on("data", (response: ILeaseKeepAliveResponse) => {
           const sentAt = sentTimes.shift() ?? grantSentAt;

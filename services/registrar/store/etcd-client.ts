@@ -12,6 +12,8 @@ import {
   GRPCDeadlineExceededError,
   GRPCGenericError,
   type IDuplexStream,
+  type ILeaseKeepAliveRequest,
+  type ILeaseKeepAliveResponse,
   type IOptions,
   type IWatchRequest,
   type IWatchResponse,
@@ -24,10 +26,10 @@ import { failsHost, hostFaultPolicy } from "./etcd-host-breaker.js";
 
 const FUTURE = "required revision is a future revision";
 
-/** A raw watch stream on one member, and what sets that member aside; see {@link EtcdClient.openWatchStream}. */
-export interface MemberWatchStream {
-  /** The raw bidirectional watch stream. */
-  readonly stream: IDuplexStream<IWatchRequest, IWatchResponse>;
+/** A raw stream on one member, and what sets that member aside; see {@link EtcdClient}. */
+export interface MemberStream<Request, Response> {
+  /** The raw bidirectional stream. */
+  readonly stream: IDuplexStream<Request, Response>;
   /**
    * Sets the member the stream went to aside (its breaker opens, as after a
    * call it did not answer), so that the next call or stream goes to
@@ -39,7 +41,7 @@ export interface MemberWatchStream {
 /**
  * An etcd3 client (made by {@link createEtcdClient}) that knows how many
  * endpoints it has (what {@link callEtcd} spreads a request over) and opens
- * raw watch streams knowing the member each went to.
+ * raw watch and lease keep-alive streams knowing the member each went to.
  */
 export class EtcdClient extends Etcd3 {
   /** How many endpoints the client was given. */
@@ -50,17 +52,36 @@ export class EtcdClient extends Etcd3 {
     this.endpointCount = endpointCount;
   }
 
+  /** Opens a raw watch stream; see {@link EtcdClient.openMemberStream}. */
+  openWatchStream(): Promise<MemberStream<IWatchRequest, IWatchResponse>> {
+    return this.openMemberStream("Watch", (client, metadata) =>
+      (client as StreamServiceClient).watch(metadata, {}),
+    );
+  }
+
+  /** Opens a raw lease keep-alive stream; see {@link EtcdClient.openMemberStream}. */
+  openLeaseKeepAliveStream(): Promise<
+    MemberStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse>
+  > {
+    return this.openMemberStream("Lease", (client, metadata) =>
+      (client as StreamServiceClient).leaseKeepAlive(metadata, {}),
+    );
+  }
+
   /**
-   * Opens a raw watch stream on a member not set aside (picked at random),
-   * as etcd3's `watchClient.watch()` does (a stream error sets the member
-   * aside when it counts against it), and resolves with the stream and the
-   * function that sets its member aside. Rejects when every member is set
-   * aside or the client is closed.
+   * Opens a raw stream of `service` on a member not set aside (picked at
+   * random), as etcd3's own stream methods do (a stream error sets the
+   * member aside when it counts against it), and resolves with the stream
+   * and the function that sets its member aside. Rejects when every member
+   * is set aside or the client is closed.
    */
-  openWatchStream(): Promise<MemberWatchStream> {
+  private openMemberStream<Request, Response>(
+    service: "Watch" | "Lease",
+    open: (client: unknown, metadata: unknown) => IDuplexStream<Request, Response>,
+  ): Promise<MemberStream<Request, Response>> {
     const pool = this.pool;
-    return pool.withConnection("Watch", ({ resource, client, metadata }) => {
-      const stream = (client as unknown as WatchServiceClient).watch(metadata, {});
+    return pool.withConnection(service, ({ resource, client, metadata }) => {
+      const stream = open(client, metadata);
       stream.on("error", (error: Error) => {
         if ((stream as unknown as { writable: boolean }).writable) pool.markFailed(resource, error);
       });
@@ -76,9 +97,13 @@ export class EtcdClient extends Etcd3 {
   }
 }
 
-/** The gRPC Watch service client etcd3's pool hands out (its `watch` method only). */
-interface WatchServiceClient {
+/** The gRPC service clients etcd3's pool hands out (their stream methods only). */
+interface StreamServiceClient {
   watch(metadata: unknown, options: object): IDuplexStream<IWatchRequest, IWatchResponse>;
+  leaseKeepAlive(
+    metadata: unknown,
+    options: object,
+  ): IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse>;
 }
 
 /**
