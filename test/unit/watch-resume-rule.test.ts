@@ -1,47 +1,41 @@
 import { describe, expect, it } from "vitest";
 import {
   judgeWatchFailure,
+  RESUME_RETRY_MS,
+  RESUME_WINDOW_MS,
   type WatchFailure,
+  type WatchFailureVerdict,
 } from "../../services/registrar/store/watch-resume-rule.js";
 
+const failure = (over: Partial<WatchFailure>): WatchFailure => ({
+  compacted: false,
+  endpointCount: 3,
+  failingForMs: 0,
+  ...over,
+});
+
 describe("watch resume rule", () => {
-  it.each<[string, WatchFailure, "resume" | "end"]>([
+  it.each<[string, Partial<WatchFailure>, WatchFailureVerdict]>([
+    ["a silent member: resume at once (it is set aside)", {}, { resumeAfterMs: 0 }],
     [
-      "a silent member, three endpoints",
-      { compacted: false, endpointCount: 3, failuresInRow: 0 },
-      "resume",
+      "the resume failed too: wait a little",
+      { failingForMs: 5 },
+      { resumeAfterMs: RESUME_RETRY_MS },
     ],
     [
-      "the third failure in a row, three endpoints",
-      { compacted: false, endpointCount: 3, failuresInRow: 2 },
-      "resume",
+      "failing just under the window",
+      { failingForMs: RESUME_WINDOW_MS - 1 },
+      { resumeAfterMs: RESUME_RETRY_MS },
     ],
     [
-      "every member failed in a row, then one more",
-      { compacted: false, endpointCount: 3, failuresInRow: 3 },
+      "failing for the whole window: the store is unavailable",
+      { failingForMs: RESUME_WINDOW_MS },
       "end",
     ],
-    [
-      "a compaction always ends it (the reader lists again)",
-      { compacted: true, endpointCount: 3, failuresInRow: 0 },
-      "end",
-    ],
-    [
-      "one endpoint: nowhere else to go",
-      { compacted: false, endpointCount: 1, failuresInRow: 0 },
-      "end",
-    ],
-    [
-      "two endpoints, first failure",
-      { compacted: false, endpointCount: 2, failuresInRow: 0 },
-      "resume",
-    ],
-    [
-      "two endpoints, both failed in a row",
-      { compacted: false, endpointCount: 2, failuresInRow: 2 },
-      "end",
-    ],
-  ])("%s: %s", (_, failure, expected) => {
-    expect(judgeWatchFailure(failure)).toBe(expected);
+    ["a compaction always ends it (the reader lists again)", { compacted: true }, "end"],
+    ["one endpoint: nowhere else to go", { endpointCount: 1 }, "end"],
+    ["two endpoints, first failure", { endpointCount: 2 }, { resumeAfterMs: 0 }],
+  ])("%s", (_, over, expected) => {
+    expect(judgeWatchFailure(failure(over))).toEqual(expected);
   });
 });

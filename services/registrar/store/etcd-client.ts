@@ -191,13 +191,15 @@ export function translateEtcdError(error: unknown, what: string): Error {
 
 /**
  * Runs one etcd request within `timeoutMs` (deadlines enforced by gRPC and,
- * as a safety net, by a timer), spread over the client's `endpointCount`
- * members as etcd-attempt-plan.ts says: an attempt that gets no answer in its
- * share of the time sets its member aside and is tried again on another one.
- * Rejects with the error {@link translateEtcdError} makes of the last
- * failure: an unreachable or frozen etcd rejects with
- * {@link StoreUnavailableError} within `timeoutMs`. `request` is called once
- * per attempt, with that attempt's deadline.
+ * as a safety net, by a timer), spread over at most `endpointCount` members
+ * as etcd-attempt-plan.ts says: an attempt that gets no answer in its share
+ * of the time sets its member aside and is tried again on another one. With
+ * `endpointCount` 1 (the default, and what writes pass: a timed-out write
+ * may still apply) it is one attempt with the whole deadline. Rejects with
+ * the error {@link translateEtcdError} makes of the last failure: an
+ * unreachable or frozen etcd rejects with {@link StoreUnavailableError}
+ * within `timeoutMs`. `request` is called once per attempt, with that
+ * attempt's deadline.
  */
 export async function callEtcd<T>(
   what: string,

@@ -65,6 +65,18 @@ export interface EtcdConnection {
    * microtask instead.
    */
   openWatch(startRevision: number, keyPrefix: string, sink: EtcdWatchSink): () => void;
+  /**
+   * Runs one write (a request that makes a revision) as one attempt with
+   * the whole deadline, never retried on another member: an attempt that
+   * timed out on a slow member may still apply, and a retry would write the
+   * same change again at a new revision (every watcher sees it twice). The
+   * caller retries later, when the member that did not answer is set aside.
+   * Rejects as {@link EtcdConnection.call} does.
+   */
+  callWrite<T>(
+    what: string,
+    request: (callOptions: { deadline: number }) => Promise<T>,
+  ): Promise<T>;
   /** Reads the current revision with the cheapest request there is, through {@link EtcdConnection.call}. */
   currentRevision(what: string): Promise<number>;
   /** Stops every open watch and closes the client; afterwards every call is refused. Idempotent. */
@@ -82,14 +94,15 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
   const watches = new Set<() => void>();
   let closed = false;
 
-  const call = async <T>(
+  const callWith = async <T>(
     what: string,
     request: (callOptions: { deadline: number }) => Promise<T>,
-    revision?: number,
+    revision: number | undefined,
+    attemptsOver: number,
   ): Promise<T> => {
     if (closed) throw new StoreUnavailableError("the etcd store is closed");
     try {
-      return await callEtcd(what, requestTimeoutMs, request, client.endpointCount);
+      return await callEtcd(what, requestTimeoutMs, request, attemptsOver);
     } catch (error) {
       if (revision !== undefined && error instanceof Error && error.message.includes(COMPACTED)) {
         const oldest = await findCompactRevision(revision);
@@ -101,6 +114,12 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
       throw error;
     }
   };
+
+  const call = <T>(
+    what: string,
+    request: (callOptions: { deadline: number }) => Promise<T>,
+    revision?: number,
+  ): Promise<T> => callWith(what, request, revision, client.endpointCount);
 
   const openWatch = (
     startRevision: number,
@@ -169,6 +188,7 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
   return {
     client,
     call,
+    callWrite: (what, request) => callWith(what, request, undefined, 1),
     openWatch,
     currentRevision,
     close: () => {

@@ -32,14 +32,16 @@ export function openResumingWatch(
 ): () => void {
   const endpointCount = connection.client.endpointCount;
   let next = startRevision;
-  let failuresInRow = 0;
+  /** When the current run of failures began; undefined once a stream is confirmed. */
+  let failingSince: number | undefined;
   let stopped = false;
   let stopCurrent: () => void = () => {};
+  let wait: NodeJS.Timeout | undefined;
 
   const open = (): void => {
     stopCurrent = connection.openWatch(next, keyPrefix, {
       started: () => {
-        failuresInRow = 0;
+        failingSince = undefined;
       },
       changes: (changes) => {
         if (stopped) return;
@@ -50,14 +52,16 @@ export function openResumingWatch(
       error: (error) => {
         if (stopped) return;
         const compacted = error instanceof StoreCompactedError;
-        if (judgeWatchFailure({ compacted, endpointCount, failuresInRow }) === "end") {
+        failingSince ??= Date.now();
+        const failingForMs = Date.now() - failingSince;
+        const verdict = judgeWatchFailure({ compacted, endpointCount, failingForMs });
+        if (verdict === "end") {
           stopped = true;
           sink.error(error);
           return;
         }
-        failuresInRow++;
         sink.resumed(error, next);
-        open();
+        wait = setTimeout(open, verdict.resumeAfterMs);
       },
     });
   };
@@ -65,6 +69,7 @@ export function openResumingWatch(
   open();
   return () => {
     stopped = true;
+    clearTimeout(wait);
     stopCurrent();
   };
 }

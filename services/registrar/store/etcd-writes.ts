@@ -45,7 +45,8 @@ export function createEtcdWrites(
   context: EtcdWritesContext,
 ): Pick<ConfigStore, "put" | "delete" | "write"> {
   const { connection, prefix, origin, decoder } = context;
-  const { call, client } = connection;
+  const { client } = connection;
+  const call = connection.callWrite;
   return {
     put: async (projection: ServiceConfigProjection, writeOptions?: WriteOptions) => {
       const key = Buffer.from(projectionKey(prefix, origin, projection.service));
@@ -113,7 +114,7 @@ async function fencedTxn(
   fence: WriteFence,
   operation: IRequestOp | readonly IRequestOp[],
 ) {
-  const response = await connection.call(what, (callOptions) =>
+  const response = await connection.callWrite(what, (callOptions) =>
     connection.client.kv.txn(
       {
         compare: [
