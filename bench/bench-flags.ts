@@ -101,7 +101,19 @@ console's built assets. Writes bench/results/console.json and the console
 section of the report. (--services, --loads, --results and --report apply;
 the other flags do not.)
   --console                    run the console first-view benchmark
-  --loads L                    measured loads (default 5)`;
+  --loads L                    measured loads (default 5)
+
+Idle streams mode (npm run bench -- --idle-streams N): instead of the above,
+the registrar's heap per idle WatchConfig stream on each path (the WatchConfig
+lane, then connect-es): a registrar in its own process (node --expose-gc,
+memory store) holding --services services (default 1000), then 10,000 (the
+target's point; once only when --services is 10,000 or more), reports its
+heapUsed after forced full collections before, with N connections, with N
+idle streams (one connection each, --deps services each, past SYNCED) and
+after they closed; the streams come from a separate process. Writes
+bench/results/idle-streams.json and the idle streams section of the report.
+(--services, --deps, --seed, --results and --report apply; the others do not.)
+  --idle-streams N             run the idle streams benchmark with N streams per path`;
 
 /** The parsed flags. */
 export interface BenchFlags {
@@ -139,6 +151,8 @@ export interface BenchFlags {
   readonly console: boolean;
   /** `--loads`: the console benchmark's measured loads. */
   readonly loads: number;
+  /** `--idle-streams N`: run the idle streams benchmark (bench/streams/) with N streams; 0: not. */
+  readonly idleStreams: number;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, min = 1): number {
@@ -203,6 +217,7 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
         fleet: { type: "boolean" },
         console: { type: "boolean" },
         loads: { type: "string" },
+        "idle-streams": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -216,18 +231,20 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
   const signing = values.signing === true;
   const fleet = values.fleet === true;
   const consoleMode = values.console === true;
+  const idleStreams = positive("idle-streams", str("idle-streams"), 0);
   const modes = [
     hostile && "--hostile",
     tls && "--tls",
     signing && "--signing",
     fleet && "--fleet",
     consoleMode && "--console",
+    idleStreams > 0 && "--idle-streams",
   ].filter(Boolean);
   if (modes.length > 1) throw new UsageError(`${modes.join(" and ")} are separate runs; give one`);
   const services = positive(
     "services",
     str("services"),
-    tls || fleet || consoleMode ? 1_000 : 10_000,
+    tls || fleet || consoleMode || idleStreams > 0 ? 1_000 : 10_000,
   );
   const deps = positive("deps", str("deps"), 20);
   // The console run has no agents of its own: --deps does not apply to it.
@@ -265,5 +282,6 @@ export function parseBenchFlags(argv: readonly string[]): BenchFlags {
     fleet,
     console: consoleMode,
     loads: positive("loads", str("loads"), 5),
+    idleStreams,
   };
 }

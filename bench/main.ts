@@ -19,6 +19,8 @@ import { headline, renderReport } from "./report.js";
 import { runBench } from "./run-bench.js";
 import { runSigningBench } from "./signing/run-signing-bench.js";
 import { renderSigningReport, signingHeadline } from "./signing/signing-report.js";
+import { idleStreamsHeadline, renderIdleStreamsReport } from "./streams/idle-streams-report.js";
+import { runIdleStreamsBench } from "./streams/run-idle-streams.js";
 import { runTlsBench } from "./tls/run-tls-bench.js";
 import { renderTlsReport, tlsHeadline } from "./tls/tls-report.js";
 
@@ -82,6 +84,10 @@ if (flags.console) {
   await finish("console.json", results, renderConsoleReport, consoleHeadline);
 }
 const { services, agents, deps, workers, seed } = flags;
+if (flags.idleStreams > 0) {
+  const results = await runIdleStreamsBench({ streams: flags.idleStreams, services, deps, seed });
+  await finish("idle-streams.json", results, renderIdleStreamsReport, idleStreamsHeadline);
+}
 if (flags.tls) {
   const { handshakeSeconds, handshakeConcurrency } = flags;
   const tls = await runTlsBench({
