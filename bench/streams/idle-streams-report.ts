@@ -119,7 +119,7 @@ export function renderIdleStreamsSection(r: IdleStreamsResults): string {
     "",
     `Run of ${r.startedAt} on ${m.cpus} CPUs (load average ${m.loadAverage} at the start, ` +
       `${m.loadAverageEnd} at the end), Node ${m.node}: a registrar in its own process ` +
-      "(createRegistrar, memory store, `node --expose-gc` under tsx), reading its heapUsed after " +
+      "(createRegistrar as tsc compiles it into dist/, memory store, `node --expose-gc`), reading its heapUsed after " +
       `forced full collections until it stood still; ${f.streams} idle WatchConfig streams per path ` +
       `from another process, each on its own HTTP/2 connection as agents connect, in the Connect ` +
       `protocol, each watching ${f.deps} services, read until SYNCED and left idle. The lane serves ` +

@@ -18,7 +18,7 @@ import { once } from "node:events";
 import { availableParallelism, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { progress } from "../run-bench.js";
+import { buildMains, progress } from "../run-bench.js";
 import { createScenario } from "../scenario.js";
 import type {
   HeapReading,
@@ -95,6 +95,8 @@ async function ask<T>(child: ChildProcess, message: object): Promise<T> {
 export async function runIdleStreamsBench(flags: IdleStreamsFlags): Promise<IdleStreamsResults> {
   const startedAt = new Date().toISOString();
   const loadAverage = Math.round((loadavg()[0] ?? 0) * 100) / 100;
+  progress("compiling the registrar (deploy/tsconfig.build.json → dist/)");
+  buildMains();
   const points: IdlePoint[] = [];
   for (const services of idlePoints(flags.services)) {
     points.push(await runPoint(flags, services));
