@@ -5,7 +5,6 @@
  * changes and the same status; a Connect client's deadline ends its lane
  * stream with DEADLINE_EXCEEDED.
  */
-import { once } from "node:events";
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -79,8 +78,8 @@ describe("the WatchConfig lane", () => {
     const [laneEnd, connectEsEnd] = await Promise.all([lane.ended, connectEs.ended]);
     expect(laneEnd.status).toBe("0");
     expect(connectEsEnd.status).toBe("0");
-    session.close();
-    await once(session, "close");
+    // The registrar's stop closed the connection (on Node 24, before a close listener could be added).
+    session.destroy();
   });
 
   it("ends a Connect stream with DEADLINE_EXCEEDED at the deadline its client set", async () => {

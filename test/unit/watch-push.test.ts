@@ -75,11 +75,9 @@ describe("a pushed watch stream", () => {
   it("writes the initial sync, SYNCED, then each change within the cache's publish call, and ends OK when its client goes away", async () => {
     const f = fakeCache("synced", { kind: "replay", events: [change("shop/a", 4)], revision: 4 });
     const { counter, metrics } = gauge();
-    const client = new AbortController();
     const t = testSink();
-    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS, metrics }).attach(
+    const close = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS, metrics }).attach(
       QUERY,
-      client.signal,
       t.sink,
     );
     expect(t.frames).toEqual(["DELETE@4", "SYNCED@4"]);
@@ -87,8 +85,7 @@ describe("a pushed watch stream", () => {
     f.emit(change("shop/a", 6), change("shop/a", 7));
     // No await between the publish and the writes.
     expect(t.frames).toEqual(["DELETE@4", "SYNCED@4", "DELETE@6", "DELETE@7"]);
-    client.abort();
-    await done;
+    close();
     expect(t.ended).toBe("OK");
     expect(f.fake.unsubscribed).toBe(1);
     expect(counter.open).toBe(0);
@@ -102,36 +99,31 @@ describe("a pushed watch stream", () => {
     });
     const t = testSink();
     t.fullAfter(1);
-    const client = new AbortController();
-    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(
+    const close = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(
       QUERY,
-      client.signal,
       t.sink,
     );
     expect(t.frames).toEqual(["DELETE@2"]);
     f.emit(change("shop/a", 5));
     expect(t.frames).toEqual(["DELETE@2"]);
     t.drain();
-    await new Promise((resolve) => setImmediate(resolve));
     expect(t.frames).toEqual(["DELETE@2", "DELETE@3", "SYNCED@3", "DELETE@5"]);
-    client.abort();
-    await done;
+    close();
   });
 
   it("writes what waits and ends OK when the server drains", async () => {
     const f = fakeCache("synced");
     const t = testSink();
     const drain = new AbortController();
-    const done = createWatchStreams({
+    createWatchStreams({
       cache: f.cache,
       keepaliveMs: HOUR_MS,
       drainSignal: drain.signal,
-    }).attach(QUERY, new AbortController().signal, t.sink);
+    }).attach(QUERY, t.sink);
     t.fullAfter(1);
     f.emit(change("shop/a", 6), change("shop/a", 7));
     expect(t.frames).toEqual(["SYNCED@5", "DELETE@6"]);
     drain.abort();
-    await done;
     expect(t.frames).toEqual(["SYNCED@5", "DELETE@6", "DELETE@7"]);
     expect(t.ended).toBe("OK");
   });
@@ -139,13 +131,8 @@ describe("a pushed watch stream", () => {
   it("ends UNAVAILABLE, without the store's address, when the cache loses the store", async () => {
     const f = fakeCache("synced");
     const t = testSink();
-    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(
-      QUERY,
-      new AbortController().signal,
-      t.sink,
-    );
+    createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(QUERY, t.sink);
     f.fake.subscriber?.onClose(new Error("connect ECONNREFUSED 10.0.0.7:2379"));
-    await done;
     expect(t.ended).toMatch(/^Unavailable: store unavailable: /);
     expect(t.ended).not.toContain("10.0.0.7");
     expect(f.fake.unsubscribed).toBe(1);
@@ -154,9 +141,8 @@ describe("a pushed watch stream", () => {
   it("ends RESOURCE_EXHAUSTED once more than the backlog is behind, counting frames written but not out", async () => {
     const f = fakeCache("synced");
     const t = testSink();
-    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS, maxBacklog: 3 }).attach(
+    createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS, maxBacklog: 3 }).attach(
       QUERY,
-      new AbortController().signal,
       t.sink,
     );
     f.emit(change("shop/a", 6), change("shop/a", 7), change("shop/a", 8));
@@ -165,7 +151,6 @@ describe("a pushed watch stream", () => {
     f.emit(change("shop/a", 9), change("shop/a", 10), change("shop/a", 11));
     expect(t.ended).toBeUndefined();
     f.emit(change("shop/a", 12));
-    await done;
     expect(t.ended).toBe(
       "ResourceExhausted: the stream fell more than 3 events behind; resume from the last revision applied",
     );
@@ -174,14 +159,10 @@ describe("a pushed watch stream", () => {
   it("waits for the cache while it starts, and ends with the cache's failure when it never syncs", async () => {
     const f = fakeCache("starting");
     const t = testSink();
-    const done = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(
-      QUERY,
-      new AbortController().signal,
-      t.sink,
-    );
+    createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(QUERY, t.sink);
     expect(t.frames).toEqual([]);
     f.settle("unavailable");
-    await done;
+    await new Promise((resolve) => setImmediate(resolve));
     expect(t.frames).toEqual([]);
     expect(t.ended).toBe("StoreUnavailableError: the cache is not synced");
   });
@@ -195,16 +176,14 @@ describe("a pushed watch stream", () => {
       maxStreams: 1,
       refusals: { refuse: (reason) => refused.push(reason) },
     });
-    const first = new AbortController();
-    const done = streams.attach(QUERY, first.signal, testSink().sink);
+    const closeFirst = streams.attach(QUERY, testSink().sink);
     const extra = testSink();
-    await streams.attach(QUERY, new AbortController().signal, extra.sink);
+    streams.attach(QUERY, extra.sink);
     expect(extra.ended).toMatch(/^ResourceExhausted: the registrar serves at most 1 watch streams/);
     expect(refused).toEqual(["max_watch_streams"]);
-    first.abort();
-    await done;
+    closeFirst();
     const again = testSink();
-    void streams.attach(QUERY, new AbortController().signal, again.sink);
+    streams.attach(QUERY, again.sink);
     expect(again.frames).toEqual(["SYNCED@5"]);
   });
 
@@ -227,14 +206,14 @@ describe("a pushed watch stream", () => {
     });
     const sent: Uint8Array[] = [];
     const sinks = [testSink(), testSink()];
-    const client = new AbortController();
+    const closes: (() => void)[] = [];
     for (const t of sinks) {
       const send = t.sink.send;
       t.sink.send = (frame, written) => {
         sent.push(frame);
         return send(frame, written);
       };
-      void streams.attach(QUERY, client.signal, t.sink);
+      closes.push(streams.attach(QUERY, t.sink));
     }
     const event = change("shop/a", 6);
     for (const subscriber of subscribers) subscriber.onEvents([event]);
@@ -243,6 +222,6 @@ describe("a pushed watch stream", () => {
     expect(observed).toEqual([]);
     sinks[1]?.complete();
     expect(observed).toHaveLength(1);
-    client.abort();
+    for (const close of closes) close();
   });
 });

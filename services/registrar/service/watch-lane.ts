@@ -28,7 +28,7 @@ import {
 import type { Logger } from "../../runtime/logger.js";
 import { decodingError } from "../server/request-error-mapping.js";
 import { toConnectError } from "./config-service.js";
-import { checkWatchConfigRequest } from "./request-checks.js";
+import { checkWatchConfigRequest, type WatchQuery } from "./request-checks.js";
 import {
   type LaneRequest,
   laneEnd,
@@ -65,13 +65,27 @@ export interface WatchLaneOptions {
 export function createWatchLane(
   options: WatchLaneOptions,
 ): (req: Request, res: Response) => boolean {
+  // The open streams, for the one shutdown listener they share.
+  const open = new Set<LaneSink>();
+  options.shutdownSignal.addEventListener(
+    "abort",
+    () => {
+      for (const sink of [...open]) sink.fail(SHUTTING_DOWN());
+    },
+    { once: true },
+  );
   return (req, res) => {
     const lane = matchLaneRequest(req);
     if (lane === undefined) return false;
-    void serve(options, lane, req, res);
+    const sink = new LaneSink(options, lane, res, open);
+    if (options.shutdownSignal.aborted) sink.fail(SHUTTING_DOWN());
+    else void serve(options, sink, req, res);
     return true;
   };
 }
+
+/** The error of the streams still open when the grace period of a shutdown is over. */
+const SHUTTING_DOWN = () => new ConnectError("server is shutting down", Code.Unavailable);
 
 /** Reads the whole request body; rejects with the budget's or the reader's failure. */
 async function readBody(req: Request, maxBytes: number): Promise<Uint8Array> {
@@ -90,74 +104,11 @@ async function readBody(req: Request, maxBytes: number): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
-/** Serves one stream the lane took; never rejects. */
-async function serve(
+/** The checked query of a request body, or the error to end the stream with. */
+function queryOf(
+  body: Uint8Array,
   options: WatchLaneOptions,
-  lane: LaneRequest,
-  req: Request,
-  res: Response,
-): Promise<void> {
-  const stop = new AbortController();
-  let ended = false;
-  // Both response types write alike; their union's overloads do not type-check as one.
-  const out = res as unknown as {
-    write(chunk: Uint8Array, callback?: (error?: Error | null) => void): boolean;
-  };
-  const sink: WatchSink = {
-    send(frame, written) {
-      if (res.destroyed || res.writableEnded) {
-        written?.(new Error("the stream is closed"));
-        return true;
-      }
-      return out.write(frame, written);
-    },
-    onceDrain(listener) {
-      res.once("drain", listener);
-    },
-    end(error) {
-      if (ended) return;
-      ended = true;
-      clearTimeout(deadline);
-      options.shutdownSignal.removeEventListener("abort", onShutdown);
-      const failure = error === undefined ? undefined : toConnectError(error, options.logger);
-      options.onEnd?.(failure === undefined ? "ok" : (Code[failure.code] ?? "unknown"));
-      if (res.destroyed || res.writableEnded) return;
-      if (!res.headersSent) res.writeHead(200, laneResponseHeaders(lane.contentType));
-      const end = laneEnd(lane.protocol, failure);
-      if (end.kind === "frame") {
-        res.end(end.frame);
-      } else {
-        res.addTrailers(end.trailers);
-        res.end();
-      }
-    },
-  };
-  const onShutdown = () => {
-    sink.end(new ConnectError("server is shutting down", Code.Unavailable));
-    stop.abort();
-  };
-  const deadline =
-    lane.timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          sink.end(
-            new ConnectError(
-              `the stream's deadline (${lane.timeoutMs} ms, set by the client) passed`,
-              Code.DeadlineExceeded,
-            ),
-          );
-          stop.abort();
-        }, lane.timeoutMs);
-  res.once("close", () => stop.abort());
-  if (options.shutdownSignal.aborted) return onShutdown();
-  options.shutdownSignal.addEventListener("abort", onShutdown);
-
-  let body: Uint8Array;
-  try {
-    body = await readBody(req, options.maxBodyBytes + 5);
-  } catch (error) {
-    return sink.end(error);
-  }
+): { query: WatchQuery } | { error: unknown } {
   const read = readRequestMessage(body, options.maxBodyBytes);
   let request: WatchConfigRequest;
   try {
@@ -166,17 +117,115 @@ async function serve(
   } catch (error) {
     options.onUndecoded?.();
     const reason = error instanceof Error ? error.message : String(error);
-    return sink.end(error instanceof ConnectError ? error : decodingError(reason, error));
+    return { error: error instanceof ConnectError ? error : decodingError(reason, error) };
   }
-  let query: ReturnType<typeof checkWatchConfigRequest>;
   try {
-    query = checkWatchConfigRequest(request);
+    return { query: checkWatchConfigRequest(request) };
   } catch (error) {
-    return sink.end(error);
+    return { error };
   }
-  if (ended) return;
-  res.writeHead(200, laneResponseHeaders(lane.contentType));
+}
+
+/** Reads the request, then attaches its stream to the watches; never rejects. */
+async function serve(
+  options: WatchLaneOptions,
+  sink: LaneSink,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  let body: Uint8Array;
+  try {
+    body = await readBody(req, options.maxBodyBytes + 5);
+  } catch (error) {
+    return sink.fail(error);
+  }
+  const checked = queryOf(body, options);
+  if ("error" in checked) return sink.fail(checked.error);
+  if (sink.ended) return;
+  res.writeHead(200, laneResponseHeaders(sink.lane.contentType));
   // Headers now, not with the first message: a stream that waits for the cache is open already.
   if ("flushHeaders" in res) res.flushHeaders();
-  await options.watches.attach(query, stop.signal, sink);
+  sink.attached(options.watches.attach(checked.query, sink));
+}
+
+/**
+ * One lane stream's response: what the pushed stream writes through, how it
+ * ends in the stream's protocol, and what ends it from outside (the client
+ * gone, its deadline, a shutdown). A class, not closures: a registrar holds
+ * thousands of these, idle.
+ */
+class LaneSink implements WatchSink {
+  ended = false;
+  private close: (() => void) | undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  // Both response types write alike; their union's overloads do not type-check as one.
+  private readonly out: {
+    write(chunk: Uint8Array, callback?: (error?: Error | null) => void): boolean;
+  };
+
+  constructor(
+    private readonly options: WatchLaneOptions,
+    readonly lane: LaneRequest,
+    private readonly res: Response,
+    private readonly open: Set<LaneSink>,
+  ) {
+    this.out = res as unknown as LaneSink["out"];
+    open.add(this);
+    if (lane.timeoutMs !== undefined) {
+      this.deadline = setTimeout(() => this.expire(), lane.timeoutMs);
+    }
+  }
+
+  /** The pushed stream is attached: `close` ends it when the client goes away. */
+  attached(close: () => void): void {
+    this.close = close;
+    if (this.ended || this.res.destroyed) close();
+    else this.res.once("close", close);
+  }
+
+  /** Ends the stream with `error` from outside the pushed stream, which is then closed. */
+  fail(error: unknown): void {
+    this.end(error);
+    this.close?.();
+  }
+
+  send(frame: Uint8Array, written?: (error?: Error | null) => void): boolean {
+    if (this.res.destroyed || this.res.writableEnded) {
+      written?.(new Error("the stream is closed"));
+      return true;
+    }
+    return this.out.write(frame, written);
+  }
+
+  onceDrain(listener: () => void): void {
+    this.res.once("drain", listener);
+  }
+
+  end(error?: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.open.delete(this);
+    clearTimeout(this.deadline);
+    const failure = error === undefined ? undefined : toConnectError(error, this.options.logger);
+    this.options.onEnd?.(failure === undefined ? "ok" : (Code[failure.code] ?? "unknown"));
+    const res = this.res;
+    if (res.destroyed || res.writableEnded) return;
+    if (!res.headersSent) res.writeHead(200, laneResponseHeaders(this.lane.contentType));
+    const end = laneEnd(this.lane.protocol, failure);
+    if (end.kind === "frame") {
+      res.end(end.frame);
+    } else {
+      res.addTrailers(end.trailers);
+      res.end();
+    }
+  }
+
+  private expire(): void {
+    this.fail(
+      new ConnectError(
+        `the stream's deadline (${this.lane.timeoutMs} ms, set by the client) passed`,
+        Code.DeadlineExceeded,
+      ),
+    );
+  }
 }

@@ -10,11 +10,11 @@
  * The frames are binary (protobuf) only; the sink frames nothing itself.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { CacheEvent, ConfigCache, InitialSync } from "../cache/config-cache.js";
+import type { CacheEvent, ConfigCache, InitialSync, Subscription } from "../cache/config-cache.js";
 import { storeUnavailable } from "./client-errors.js";
 import type { FanoutTracker } from "./fanout-tracker.js";
 import type { WatchQuery } from "./request-checks.js";
-import { createOutbox, type OutboxItem } from "./watch-outbox.js";
+import { createOutbox, type Outbox, type OutboxItem } from "./watch-outbox.js";
 
 /** Where a pushed stream writes; implemented per protocol by `watch-lane.ts`. */
 export interface WatchSink {
@@ -35,28 +35,22 @@ export interface WatchSink {
   end(error?: unknown): void;
 }
 
-/** What {@link servePush} shares with the other streams of its registrar. */
+/** What a {@link PushedStream} shares with the other streams of its registrar. */
 export interface PushParts {
   /** The cache streams are served from. */
   readonly cache: ConfigCache;
-  /** Aborted when the server drains: the stream writes what waits and ends OK. */
-  readonly drainSignal: AbortSignal | undefined;
-  /** The interval between keep-alive events on an idle stream. */
-  readonly keepaliveMs: number;
-  /** The most frames that may wait before the stream is ended. */
+  /** The most frames that may be behind before the stream is ended. */
   readonly maxBacklog: number;
   /** A live change's frame, made once and shared by every stream. */
   readonly itemOf: (event: CacheEvent) => OutboxItem;
   /** The frames of a subscription's initial sync, SYNCED last (made per stream). */
-  readonly initialItems: (initial: InitialSync) => Iterable<OutboxItem>;
+  readonly initialItems: (initial: InitialSync) => Iterator<OutboxItem>;
   /** A KEEPALIVE frame at `revision`. */
   readonly keepaliveFrame: (revision: number) => Uint8Array;
   /** The fan-out of live changes, shared with every stream. */
   readonly fanout: FanoutTracker;
   /** Told each change's fan-out time, once its last stream wrote it. */
   readonly observeFanout: ((seconds: number) => void) | undefined;
-  /** Counts open streams (+1, -1). */
-  readonly countStreams: ((delta: number) => void) | undefined;
 }
 
 /**
@@ -79,129 +73,144 @@ export async function waitUntilSynced(
 }
 
 /**
- * Serves one stream for a checked, admitted request into `sink` until
- * `signal` aborts (the client went away: the sink is ended OK, which it may
- * ignore), the server drains (OK, after what waits), the store is lost
- * (UNAVAILABLE) or the client falls behind (RESOURCE_EXHAUSTED). Resolves
- * once the sink was ended; never rejects.
+ * One pushed stream, for a checked and admitted request. It holds no timer,
+ * promise or signal of its own (a thousand of them are idle most of the
+ * time): its owner (`watch-stream.ts`) calls {@link PushedStream.start} once
+ * the cache has left `starting`, {@link PushedStream.keepalive} on a shared
+ * tick, {@link PushedStream.drain} when the server drains and
+ * {@link PushedStream.close} when the client went away; the stream ends its
+ * sink exactly once (OK; UNAVAILABLE when the store is lost; RESOURCE_EXHAUSTED
+ * when the client falls behind) and then calls `onFinish`.
  */
-export async function servePush(
-  parts: PushParts,
-  query: WatchQuery,
-  signal: AbortSignal,
-  sink: WatchSink,
-): Promise<void> {
-  const { cache, drainSignal } = parts;
-  if (cache.state === "starting") await waitUntilSynced(cache, [signal, drainSignal]);
-  if (signal.aborted || drainSignal?.aborted === true) {
-    sink.end();
-    return;
+export class PushedStream {
+  private ended = false;
+  private closing = false;
+  private drainArmed = false;
+  private initial: Iterator<OutboxItem> | undefined;
+  private subscription: Subscription | undefined;
+  private readonly outbox: Outbox;
+
+  /** Creates the stream; nothing is sent before {@link PushedStream.start}. */
+  constructor(
+    private readonly parts: PushParts,
+    private readonly query: WatchQuery,
+    private readonly sink: WatchSink,
+    private readonly onFinish: () => void,
+  ) {
+    this.outbox = createOutbox(this.send, parts.maxBacklog);
   }
-  let ended = false;
-  let closing = false;
-  let settle: () => void = () => {};
-  const done = new Promise<void>((resolve) => {
-    settle = resolve;
-  });
-  let wake: (() => void) | undefined;
-  let drainArmed = false;
-  // Called by the transport, in order, as each frame the outbox wrote is out.
-  const onWritten = (error?: Error | null) => {
-    const change = outbox.completed()?.change;
-    if (change === undefined || error != null) return;
-    const ms = parts.fanout.written(change, performance.now());
-    if (ms !== undefined) parts.observeFanout?.(ms / 1000);
-  };
-  const send = (item: OutboxItem): boolean => {
-    const ok = sink.send(item.frame, onWritten);
-    if (!ok) armDrain();
-    return ok;
-  };
-  const outbox = createOutbox(send, parts.maxBacklog);
-  const finish = (error?: unknown) => {
-    if (ended) return;
-    ended = true;
-    clearInterval(keepalive);
-    subscription?.unsubscribe();
-    signal.removeEventListener("abort", onAbort);
-    drainSignal?.removeEventListener("abort", onClose);
-    parts.countStreams?.(-1);
-    wake?.();
-    sink.end(error);
-    settle();
-  };
-  const onDrain = () => {
-    drainArmed = false;
-    outbox.drained();
-  };
-  const armDrain = () => {
-    if (drainArmed || ended) return;
-    drainArmed = true;
-    sink.onceDrain(onDrain);
-  };
-  const onAbort = () => finish();
-  const onClose = () => {
-    closing = true;
-    // Live: what waits goes out, then the end; still syncing: once the initial sync is written.
-    if (outbox.live) closeNow();
-  };
-  const closeNow = () => {
-    outbox.flushAll();
-    finish();
+
+  /** Whether the stream has ended. */
+  get finished(): boolean {
+    return this.ended;
+  }
+
+  /** Subscribes and writes the initial sync (waiting for the transport when it is full). */
+  start(): void {
+    if (this.ended) return;
+    try {
+      this.subscription = this.parts.cache.subscribe({
+        services: this.query.services,
+        view: this.query.view,
+        resumeRevision: this.query.resumeRevision,
+        onEvents: this.onEvents,
+        onClose: (error) => this.finish(storeUnavailable(error)),
+      });
+    } catch (error) {
+      this.finish(error);
+      return;
+    }
+    this.initial = this.parts.initialItems(this.subscription.initial);
+    this.writeInitial();
+  }
+
+  /** The client went away: ends OK (the sink may ignore it). */
+  close(): void {
+    this.finish();
+  }
+
+  /** The server drains: what waits goes out, then the end (after the initial sync, if still in it). */
+  drain(): void {
+    this.closing = true;
+    if (this.subscription === undefined) this.finish();
+    else if (this.outbox.live) this.closeNow();
+  }
+
+  /** Sends a KEEPALIVE when the stream is live and idle. */
+  keepalive(): void {
+    if (this.ended || !this.outbox.idle) return;
+    const frame = this.parts.keepaliveFrame(this.parts.cache.revision);
+    this.outbox.push([{ frame, change: undefined }]);
+  }
+
+  private readonly onEvents = (events: CacheEvent[]): void => {
+    if (this.ended) return;
+    const { fanout, itemOf } = this.parts;
+    const now = performance.now();
+    const items = events.map((event) => {
+      fanout.handed(event.revision, now);
+      return itemOf(event);
+    });
+    if (!this.outbox.push(items)) {
+      this.finish(
+        new ConnectError(
+          `the stream fell more than ${this.parts.maxBacklog} events behind; resume from the last revision applied`,
+          Code.ResourceExhausted,
+        ),
+      );
+    }
   };
 
-  let subscription: ReturnType<ConfigCache["subscribe"]> | undefined;
-  const keepalive = setInterval(() => {
-    if (outbox.idle)
-      outbox.push([{ frame: parts.keepaliveFrame(cache.revision), change: undefined }]);
-  }, parts.keepaliveMs);
-  parts.countStreams?.(1);
-  signal.addEventListener("abort", onAbort);
-  drainSignal?.addEventListener("abort", onClose);
-  try {
-    subscription = cache.subscribe({
-      services: query.services,
-      view: query.view,
-      resumeRevision: query.resumeRevision,
-      onEvents: (events) => {
-        if (ended) return;
-        const now = performance.now();
-        const items = events.map((event) => {
-          parts.fanout.handed(event.revision, now);
-          return parts.itemOf(event);
-        });
-        if (!outbox.push(items)) {
-          finish(
-            new ConnectError(
-              `the stream fell more than ${parts.maxBacklog} events behind; resume from the last revision applied`,
-              Code.ResourceExhausted,
-            ),
-          );
-        }
-      },
-      onClose: (error) => finish(storeUnavailable(error)),
-    });
-  } catch (error) {
-    finish(error);
-    return done;
-  }
-  // The initial sync, frame by frame, waiting for the transport whenever it is full.
-  let full = false;
-  for (const item of parts.initialItems(subscription.initial)) {
-    if (full) {
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        sink.onceDrain(resolve);
-      });
-      wake = undefined;
-      full = false;
+  /** Writes the initial sync until it is done or the transport is full (then again on drain). */
+  private readonly writeInitial = (): void => {
+    const initial = this.initial;
+    while (!this.ended && initial !== undefined) {
+      const next = initial.next();
+      if (next.done === true) {
+        this.initial = undefined;
+        this.outbox.goLive(false);
+        if (this.closing) this.closeNow();
+        return;
+      }
+      if (!this.sink.send(next.value.frame)) {
+        this.sink.onceDrain(this.writeInitial);
+        return;
+      }
     }
-    if (ended) return done;
-    full = !sink.send(item.frame);
+  };
+
+  // Called by the transport, in order, as each frame the outbox wrote is out.
+  private readonly onWritten = (error?: Error | null): void => {
+    const change = this.outbox.completed()?.change;
+    if (change === undefined || error != null) return;
+    const ms = this.parts.fanout.written(change, performance.now());
+    if (ms !== undefined) this.parts.observeFanout?.(ms / 1000);
+  };
+
+  private readonly send = (item: OutboxItem): boolean => {
+    const ok = this.sink.send(item.frame, this.onWritten);
+    if (!ok && !this.drainArmed && !this.ended) {
+      this.drainArmed = true;
+      this.sink.onceDrain(this.onDrain);
+    }
+    return ok;
+  };
+
+  private readonly onDrain = (): void => {
+    this.drainArmed = false;
+    this.outbox.drained();
+  };
+
+  private closeNow(): void {
+    this.outbox.flushAll();
+    this.finish();
   }
-  if (ended) return done;
-  outbox.goLive(full);
-  if (full) armDrain();
-  if (closing) closeNow();
-  return done;
+
+  private finish(error?: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.subscription?.unsubscribe();
+    this.sink.end(error);
+    this.onFinish();
+  }
 }

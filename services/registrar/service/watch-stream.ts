@@ -26,16 +26,16 @@ import {
   WatchEventType,
 } from "../../../gen/aether/registry/v1/config_service_pb.js";
 import { createAsyncQueue, QueueOverflowError } from "../../runtime/async-queue.js";
-import type { CacheEvent, ConfigCache, InitialSync } from "../cache/config-cache.js";
+import type { CacheEvent, ConfigCache } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
 import { admitOneMore } from "../server/admission-rules.js";
 import type { Refusals } from "../server/refusals.js";
 import { storeUnavailable } from "./client-errors.js";
-import { createFanoutTracker } from "./fanout-tracker.js";
+import { createFanoutTracker, type FanoutTracker } from "./fanout-tracker.js";
 import type { WatchQuery } from "./request-checks.js";
 import { frameMessage } from "./watch-lane-protocol.js";
 import type { OutboxItem } from "./watch-outbox.js";
-import { servePush, type WatchSink, waitUntilSynced } from "./watch-push.js";
+import { PushedStream, type PushParts, type WatchSink, waitUntilSynced } from "./watch-push.js";
 import { eventResponse, initialResponses, keepaliveResponse } from "./watch-responses.js";
 
 /** Options of {@link createWatchStreams}. */
@@ -80,10 +80,10 @@ export interface WatchStreams {
   /**
    * The same stream, binary, pushed into `sink` (see `watch-push.ts`):
    * refused with RESOURCE_EXHAUSTED into the sink when `maxStreams` are
-   * open, ended OK when `signal` aborts. Resolves once the sink was ended;
-   * never rejects.
+   * open. Returns what to call when the client goes away (the stream then
+   * ends OK). The sink is ended exactly once; nothing throws.
    */
-  attach(query: WatchQuery, signal: AbortSignal, sink: WatchSink): Promise<void>;
+  attach(query: WatchQuery, sink: WatchSink): () => void;
 }
 
 /** Creates the WatchConfig streams of a cache. */
@@ -111,39 +111,31 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
     }
     return response;
   };
-  // The frame of each live change on a pushed stream, made once and shared by every such stream.
-  const items = new WeakMap<CacheEvent, OutboxItem>();
-  const frameOf = (response: WatchConfigResponse): Uint8Array =>
-    frameMessage(toBinary(WatchConfigResponseSchema, response));
-  let keepalive: { revision: number; frame: Uint8Array } | undefined;
-  const pushParts = {
+  const pushParts = pushPartsFor(
     cache,
-    drainSignal,
-    keepaliveMs,
     maxBacklog,
     fanout,
-    itemOf(event: CacheEvent): OutboxItem {
-      let item = items.get(event);
-      if (item === undefined) {
-        item = { frame: frameOf(responseOf(event, true)), change: event.revision };
-        items.set(event, item);
-      }
-      return item;
+    responseOf,
+    metrics?.observeWatchFanout,
+  );
+  // The pushed streams: one drain listener and one keep-alive tick for all of them.
+  const pushed = new Set<PushedStream>();
+  let tick: NodeJS.Timeout | undefined;
+  drainSignal?.addEventListener(
+    "abort",
+    () => {
+      for (const stream of [...pushed]) stream.drain();
     },
-    *initialItems(initial: InitialSync): Iterable<OutboxItem> {
-      for (const response of initialResponses(initial, true)) {
-        yield { frame: frameOf(response), change: undefined };
-      }
-    },
-    keepaliveFrame(revision: number): Uint8Array {
-      if (keepalive?.revision !== revision) {
-        keepalive = { revision, frame: frameOf(keepaliveResponse(revision)) };
-      }
-      return keepalive.frame;
-    },
-    observeFanout: metrics?.observeWatchFanout,
-    countStreams:
-      metrics === undefined ? undefined : (delta: number) => metrics.addWatchStreams(delta),
+    { once: true },
+  );
+  const release = (stream: PushedStream) => {
+    if (!pushed.delete(stream)) return;
+    open--;
+    metrics?.addWatchStreams(-1);
+    if (pushed.size === 0 && tick !== undefined) {
+      clearInterval(tick);
+      tick = undefined;
+    }
   };
   const isChange = (response: WatchConfigResponse): boolean =>
     response.type === WatchEventType.UPSERT || response.type === WatchEventType.DELETE;
@@ -225,18 +217,69 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
         open--;
       }
     },
-    async attach(query, signal, sink) {
+    attach(query, sink) {
       try {
         admit();
       } catch (error) {
         sink.end(error);
-        return;
+        return () => {};
       }
-      try {
-        await servePush(pushParts, query, signal, sink);
-      } finally {
-        open--;
+      const stream: PushedStream = new PushedStream(pushParts, query, sink, () => release(stream));
+      pushed.add(stream);
+      metrics?.addWatchStreams(1);
+      tick ??= setInterval(() => {
+        for (const each of pushed) each.keepalive();
+      }, keepaliveMs);
+      if (drainSignal?.aborted === true) stream.drain();
+      else if (cache.state !== "starting") stream.start();
+      else {
+        // Right after start the cache is still listing: wait for it (a store that is down fails the stream).
+        void cache.whenSettled().then(() => stream.start());
       }
+      return () => stream.close();
+    },
+  };
+}
+
+/**
+ * What the pushed streams of a cache share: each live change's frame made
+ * once (from its shared binary response) for all of them, the keep-alive
+ * frame of the current revision, and the fan-out bookkeeping.
+ */
+function pushPartsFor(
+  cache: ConfigCache,
+  maxBacklog: number,
+  fanout: FanoutTracker,
+  responseOf: (event: CacheEvent, binary: boolean) => WatchConfigResponse,
+  observeFanout: ((seconds: number) => void) | undefined,
+): PushParts {
+  const items = new WeakMap<CacheEvent, OutboxItem>();
+  const frameOf = (response: WatchConfigResponse): Uint8Array =>
+    frameMessage(toBinary(WatchConfigResponseSchema, response));
+  let keepaliveMemo: { revision: number; frame: Uint8Array } | undefined;
+  return {
+    cache,
+    maxBacklog,
+    fanout,
+    observeFanout,
+    itemOf(event) {
+      let item = items.get(event);
+      if (item === undefined) {
+        item = { frame: frameOf(responseOf(event, true)), change: event.revision };
+        items.set(event, item);
+      }
+      return item;
+    },
+    *initialItems(initial) {
+      for (const response of initialResponses(initial, true)) {
+        yield { frame: frameOf(response), change: undefined };
+      }
+    },
+    keepaliveFrame(revision) {
+      if (keepaliveMemo?.revision !== revision) {
+        keepaliveMemo = { revision, frame: frameOf(keepaliveResponse(revision)) };
+      }
+      return keepaliveMemo.frame;
     },
   };
 }
