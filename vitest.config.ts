@@ -8,7 +8,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Builds the console once (when its sources changed) for the dashboard and browser tests.
-    globalSetup: ["test/support/console-build.ts"],
+    // Builds the console once (when its sources changed) for the dashboard and browser tests,
+    // and compiles the sources the tests start as OS processes (see test/support/process-entry.ts).
+    globalSetup: ["test/support/console-build.ts", "test/support/test-build.ts"],
   },
 });
