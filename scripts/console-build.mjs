@@ -6,18 +6,10 @@
 // package-lock.json, kept in dist/.source-hash. The build goes to a temporary
 // directory renamed into place, so a concurrent build (two test runs, a test
 // run and `npm start`) never leaves a half-written dist/.
-import { createHash } from "node:crypto";
-import {
-  existsSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { filesUnder, hashFiles } from "./source-hash.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const consoleDir = join(root, "clients/console");
@@ -31,27 +23,12 @@ const INPUTS = [
   "package-lock.json",
 ];
 
-/** Every file under `path` (or `path` itself when it is a file), sorted; none when missing. */
-function files(path) {
-  const full = join(root, path);
-  if (!existsSync(full)) return [];
-  if (statSync(full).isFile()) return [path];
-  return readdirSync(full, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(root, join(entry.parentPath ?? entry.path, entry.name)))
-    .sort();
-}
-
 /** The hash of the build's inputs. */
 function sourceHash() {
-  const hash = createHash("sha256");
-  for (const input of INPUTS) {
-    for (const file of files(input)) {
-      hash.update(`${file}\0`);
-      hash.update(readFileSync(join(root, file)));
-    }
-  }
-  return hash.digest("hex");
+  return hashFiles(
+    root,
+    INPUTS.flatMap((input) => filesUnder(root, input)),
+  );
 }
 
 const ifStale = process.argv.includes("--if-stale");

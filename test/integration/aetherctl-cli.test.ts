@@ -1,6 +1,6 @@
 /**
- * `aetherctl` as an operator runs it: a separate OS process (node --import
- * tsx clients/aetherctl/main.ts, and once through bin/aetherctl.js) against
+ * `aetherctl` as an operator runs it: a separate OS process (its main from
+ * the tests' compiled build, and once through bin/aetherctl.js and tsx) against
  * real registrar processes: one on the embedded store seeded with --seed, and
  * others over a real etcd holding two origins' projections, for conflicts
  * (federated) and rejections (control cluster), and for a live watch.
@@ -22,6 +22,7 @@ import {
   startSeededRegistrar,
 } from "../interop/fixtures.js";
 import { type EtcdHandle, startEtcd } from "../support/etcd.js";
+import { mainEntry } from "../support/process-entry.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 import {
   type RegistrarProcess,
@@ -45,7 +46,9 @@ interface Result {
 }
 
 function spawnAetherctl(args: readonly string[], entry = MAIN): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+  // main.ts runs from the tests' compiled build; bin/aetherctl.js loads the sources through tsx.
+  const node = entry === MAIN ? mainEntry(MAIN) : ["--import", "tsx", entry];
+  const child = spawn(process.execPath, [...node, ...args], {
     cwd: ROOT,
     env: { ...process.env, AETHER_REGISTRAR: undefined, NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],

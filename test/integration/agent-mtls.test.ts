@@ -25,11 +25,14 @@ import { execFileAsync } from "../interop/fixtures.js";
 import { startAgentProcess, stopAllAgents } from "../support/agent-process.js";
 import { captureLogger } from "../support/capture-logger.js";
 import { registrarTlsFlags } from "../support/mtls-clients.js";
+import { mainEntry } from "../support/process-entry.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 import { scrapeMetric } from "../support/scrape-metric.js";
 import { issueSvid, type TestSvid } from "../support/spiffe-ca.js";
 import { createSpiffePki, REGISTRAR_ID, type SpiffePki } from "../support/test-spiffe-pki.js";
 import { waitFor } from "../support/wait.js";
+
+const AGENT_MAIN = resolve(import.meta.dirname, "../../clients/agent/main.ts");
 
 const INTRUDER_ID = "spiffe://east.mesh/ns/other/sa/intruder";
 
@@ -216,7 +219,7 @@ describe("the agent over mutual TLS", () => {
     const flagsWithoutKey = flags.map((flag) => (flag === pki.client.key ? missing : flag));
     const run = await execFileAsync(
       process.execPath,
-      ["--import", "tsx", "clients/agent/main.ts", ...flagsWithoutKey, "--listen", "127.0.0.1:0"],
+      [...mainEntry(AGENT_MAIN), ...flagsWithoutKey, "--listen", "127.0.0.1:0"],
       { cwd: resolve(import.meta.dirname, "../.."), timeout: 20_000 },
     ).then(
       () => ({ code: 0, stderr: "" }),

@@ -32,6 +32,7 @@ import {
   stopAllAgents,
 } from "../support/agent-process.js";
 import { useSharedEtcd } from "../support/etcd-suite.js";
+import { mainEntry } from "../support/process-entry.js";
 import { makeProjection, versionAt } from "../support/projections.js";
 import { type RegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
 import { newSigningKey, originKeysText, signedValue } from "../support/signing-keys.js";
@@ -220,7 +221,7 @@ describe("a bad --origin-keys file at start", () => {
     const child = spawn(
       process.execPath,
       [
-        ...["--import", "tsx", resolve(import.meta.dirname, "../../clients/agent/main.ts")],
+        ...mainEntry(resolve(import.meta.dirname, "../../clients/agent/main.ts")),
         ...["--registrar", registrar.url, "--cluster", "spoke", "--deps", "shop/a"],
         ...["--origin-keys", bad, "--require-signatures", "--listen", "127.0.0.1:0"],
       ],

@@ -25,6 +25,7 @@ import {
 } from "../support/agent-process.js";
 import { type EtcdHandle, startEtcd } from "../support/etcd.js";
 import { startExportRegistrar } from "../support/export-store.js";
+import { mainEntry } from "../support/process-entry.js";
 import { type RegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
 import { waitFor } from "../support/wait.js";
 
@@ -45,8 +46,8 @@ interface Result {
 
 /**
  * Runs aetherctl's command line in this process (`runAetherctl`, what
- * `main.ts` runs): the comparisons make many calls, and a tsx process each
- * would cost seconds.
+ * `main.ts` runs): the comparisons make many calls, and a process each
+ * would cost a second.
  */
 function aetherctlInProcess(args: readonly string[]): Promise<Result> {
   return runAetherctlInProcess(args);
@@ -54,7 +55,7 @@ function aetherctlInProcess(args: readonly string[]): Promise<Result> {
 
 /** Runs aetherctl as an OS process to completion and resolves with its exit code and output. */
 async function aetherctl(args: readonly string[]): Promise<Result> {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+  const child = spawn(process.execPath, [...mainEntry(MAIN), ...args], {
     cwd: ROOT,
     env: { ...process.env, AETHER_REGISTRAR: undefined, NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],

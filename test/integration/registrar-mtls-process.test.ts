@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpProjection, removeSeedFiles, startSeededRegistrar } from "../interop/fixtures.js";
 import { connectClient, registrarTlsFlags } from "../support/mtls-clients.js";
+import { mainEntry } from "../support/process-entry.js";
 import { type RegistrarProcess, stopAllRegistrars } from "../support/registrar-process.js";
 import { scrapeMetric } from "../support/scrape-metric.js";
 import { runCommand } from "../support/test-http-server.js";
@@ -46,7 +47,7 @@ afterAll(async () => {
 
 /** Runs the registrar's main with `args` to its exit. */
 function runRegistrar(args: readonly string[]) {
-  return runCommand(process.execPath, ["--import", "tsx", MAIN, "--cluster", "hub", ...args]);
+  return runCommand(process.execPath, [...mainEntry(MAIN), "--cluster", "hub", ...args]);
 }
 
 describe("aether-registrar with mutual TLS", () => {

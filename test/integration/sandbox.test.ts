@@ -1,6 +1,7 @@
 /**
  * The sandbox (`npm start`) as a new user runs it: one OS process started
- * the way the start script does (`node --import tsx services/sandbox/main.ts`),
+ * the way the start script does (`node --import tsx services/sandbox/main.ts`;
+ * the flag and etcd tests run the tests' compiled build),
  * on free ports and over a temp copy of `examples/`, with mutual TLS (the
  * default; its PKI in a temp `--pki-dir`). Its printed URLs are read, the
  * agents' route tables checked, an edit of a copied manifest awaited in
@@ -24,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigService } from "../../gen/aether/registry/v1/config_service_pb.js";
 import { runAetherctlInProcess } from "../support/aetherctl-in-process.js";
 import { type EtcdHandle, startEtcd } from "../support/etcd.js";
+import { mainEntry } from "../support/process-entry.js";
 import {
   aetherVariablesAfter,
   changesShell,
@@ -127,10 +129,14 @@ describe("the sandbox (npm start) on the embedded store, over mutual TLS (the de
     examples = await mkdtemp(join(tmpdir(), "aether-sandbox-examples-"));
     pkiDir = join(await mkdtemp(join(tmpdir(), "aether-sandbox-pki-")), "pki");
     await cp(resolve(ROOT, "examples"), examples, { recursive: true });
-    sandbox = await startSandbox([
-      ...["--base-port", "0", "--examples", examples, "--pki-dir", pkiDir],
-      ...["--signing-dir", join(pkiDir, "..", "signing")],
-    ]);
+    // Through tsx, as `npm start` runs it (the other tests run the compiled build).
+    sandbox = await startSandbox(
+      [
+        ...["--base-port", "0", "--examples", examples, "--pki-dir", pkiDir],
+        ...["--signing-dir", join(pkiDir, "..", "signing")],
+      ],
+      { tsx: true },
+    );
   }, 40_000);
 
   afterAll(async () => {
@@ -531,7 +537,7 @@ async function runToExit(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+  const child = spawn(process.execPath, [...mainEntry(MAIN), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

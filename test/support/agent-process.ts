@@ -9,6 +9,7 @@ import { once } from "node:events";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
+import { mainEntry } from "./process-entry.js";
 import { type RegistrarProcess, startRegistrarProcess } from "./registrar-process.js";
 import { waitFor } from "./wait.js";
 
@@ -96,10 +97,13 @@ export async function startAgentProcess(
     env?: NodeJS.ProcessEnv;
     /** A compiled JavaScript main to run instead of the TypeScript sources (without tsx). */
     script?: string;
+    /** Runs the sources through `node --import tsx` even when the tests' compiled build exists. */
+    tsx?: boolean;
   } = {},
 ): Promise<AgentProcess> {
   const argv = args.includes("--listen") ? [...args] : [...args, "--listen", "127.0.0.1:0"];
-  const entry = options.script === undefined ? ["--import", "tsx", MAIN] : [options.script];
+  const entry =
+    options.script === undefined ? mainEntry(MAIN, { tsx: options.tsx }) : [options.script];
   const child = spawn(process.execPath, [...entry, ...argv], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: undefined, ...options.env },

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { mainEntry } from "./process-entry.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const MAIN = resolve(ROOT, "services/registrar/main.ts");
@@ -57,12 +58,15 @@ export async function startRegistrarProcess(
      * (without tsx), as the container image does; see deploy/tsconfig.build.json.
      */
     script?: string;
+    /** Runs the sources through `node --import tsx` even when the tests' compiled build exists. */
+    tsx?: boolean;
   } = {},
 ): Promise<RegistrarProcess> {
   const argv = args.some((a) => a.startsWith("--listen"))
     ? [...args]
     : [...args, "--listen", "127.0.0.1:0"];
-  const entry = options.script === undefined ? ["--import", "tsx", MAIN] : [options.script];
+  const entry =
+    options.script === undefined ? mainEntry(MAIN, { tsx: options.tsx }) : [options.script];
   const node = [process.execPath, ...(options.nodeArgs ?? []), ...entry, ...argv];
   const [command, ...commandArgs] = [...(options.commandPrefix ?? []), ...node];
   const child = spawn(command as string, commandArgs, {

@@ -1,6 +1,7 @@
 /**
- * The sandbox (`npm start`) as an OS process for the tests: started the way
- * the start script does (`node --import tsx services/sandbox/main.ts`), its
+ * The sandbox (`npm start`) as an OS process for the tests: started from the
+ * tests' compiled build, or the way the start script does
+ * (`node --import tsx services/sandbox/main.ts`), its
  * banner read (registrar, admin, agent and console URLs, the state directory, the
  * printed commands), and stopped: checked (SIGINT, exit 0, every port
  * closed, no child left, the temp state removed) or quietly.
@@ -14,6 +15,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { expect } from "vitest";
 import { READY_LINE } from "../../services/sandbox/sandbox-banner.js";
+import { mainEntry } from "./process-entry.js";
 import { waitFor } from "./wait.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -50,9 +52,15 @@ export interface SandboxProcess {
 export const started = new Set<ChildProcess>();
 export const sandboxes = new Set<SandboxProcess>();
 
-/** Starts the sandbox with `args` and resolves once it printed its ready line. */
-export async function startSandbox(args: readonly string[]): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+/**
+ * Starts the sandbox with `args` and resolves once it printed its ready line;
+ * from the tests' compiled build (see process-entry.ts) unless `tsx` is true.
+ */
+export async function startSandbox(
+  args: readonly string[],
+  options: { tsx?: boolean } = {},
+): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, [...mainEntry(MAIN, options), ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: undefined },
     stdio: ["ignore", "pipe", "pipe"],
