@@ -1,6 +1,6 @@
 /**
  * The agent's route table feed: the merge of local and imported config
- * ({@link mergeRouteTable}) kept as the current table, changed only when its
+ * (`mergeRouteTable` in `services/common/route-merge.ts`) kept as the current table, changed only when its
  * content changed, with its JSON made lazily; the readiness decision; and
  * the fingerprint of what the last-known cache holds. No I/O, no timers: the
  * agent publishes what the feed returns.
@@ -12,17 +12,21 @@
  * signature: the old key may be removed next, and a restored old-key
  * signature would be refused), so comparing those finds every change
  * without serializing the table; the JSON is made only when something
- * reads it (`--out`, `GET /routes`).
+ * reads it (`--out`, `GET /routes`). The merge reuses the entries of
+ * services whose inputs did not change (`route-merge-cache.ts`), and a
+ * merge that reused everything is the current table itself: no
+ * fingerprint is made for it.
  */
 import type { ServiceConfigProjection } from "../../gen/aether/registry/v1/projection_pb.js";
 import type { ImportCandidate } from "../../services/common/import-policy.js";
 import { localVersion } from "../../services/common/projection-content.js";
 import {
-  mergeRouteTable,
   type RouteTable,
+  type RouteTableEntry,
   type RouteTableInputs,
   routeTableToJson,
 } from "../../services/common/route-merge.js";
+import { createRouteTableMerger } from "../../services/common/route-merge-cache.js";
 import { MESH_RECORD } from "../../services/common/service-name.js";
 
 /** The current route table, changed only by content changes. */
@@ -30,7 +34,7 @@ export interface RouteTableFeed {
   /** The current table; undefined before the first {@link RouteTableFeed.update}. */
   readonly table: RouteTable | undefined;
   /**
-   * Merges `inputs` into a table; when its content differs from the current
+   * Merges `inputs` into a table (`mergeRouteTable`'s); when its content differs from the current
    * table's (see {@link tableFingerprint}) it becomes the current table and
    * is returned, otherwise the current table stays and undefined is returned.
    */
@@ -42,18 +46,16 @@ export interface RouteTableFeed {
 /** Creates an empty feed. */
 export function createRouteTableFeed(): RouteTableFeed {
   let table: RouteTable | undefined;
-  let fingerprint: string | undefined;
   let json: string | undefined;
+  const merge = createRouteTableMerger();
   return {
     get table() {
       return table;
     },
     update(inputs) {
-      const next = mergeRouteTable(inputs);
-      const nextFingerprint = tableFingerprint(next);
-      if (nextFingerprint === fingerprint) return undefined;
+      const next = merge(inputs);
+      if (table !== undefined && sameContent(table, next)) return undefined;
       table = next;
-      fingerprint = nextFingerprint;
       json = undefined;
       return next;
     },
@@ -79,20 +81,43 @@ function heldIdentity(version: string, projection: ServiceConfigProjection): str
  * to; and the source, origin, version and signer of its mesh defaults.
  */
 export function tableFingerprint(table: RouteTable): string {
+  const mesh = meshLine(table);
+  return [...(mesh === undefined ? [] : [mesh]), ...table.services.map(entryLine)].join("\n");
+}
+
+/** The fingerprint line of a table's mesh defaults; undefined when it has none. */
+function meshLine(table: RouteTable): string | undefined {
   const mesh = table.meshDefaults;
-  const meshLine =
-    mesh === undefined
-      ? []
-      : [
-          `${MESH_RECORD} ${mesh.source} ${mesh.origin} ${heldIdentity(mesh.version, mesh.projection)}`,
-        ];
-  return [
-    ...meshLine,
-    ...table.services.map(
-      (e) =>
-        `${e.service} ${e.source} ${e.origin} ${heldIdentity(e.version, e.projection)} ${e.resolution}`,
-    ),
-  ].join("\n");
+  return mesh === undefined
+    ? undefined
+    : `${MESH_RECORD} ${mesh.source} ${mesh.origin} ${heldIdentity(mesh.version, mesh.projection)}`;
+}
+
+/**
+ * Whether two tables have the same content: their {@link tableFingerprint}s
+ * are equal. Compared entry by entry, an entry object shared by both (the
+ * merge reuses what did not change) without making its line.
+ */
+export function sameContent(a: RouteTable, b: RouteTable): boolean {
+  if (a === b) return true;
+  if (a.services.length !== b.services.length) return false;
+  if (a.meshDefaults !== b.meshDefaults && meshLine(a) !== meshLine(b)) return false;
+  return a.services.every((e, i) => {
+    const other = b.services[i] as RouteTableEntry;
+    return e === other || entryLine(e) === entryLine(other);
+  });
+}
+
+/** Each entry's fingerprint line, made once per entry object (entries are immutable). */
+const entryLines = new WeakMap<RouteTableEntry, string>();
+
+function entryLine(e: RouteTableEntry): string {
+  let line = entryLines.get(e);
+  if (line === undefined) {
+    line = `${e.service} ${e.source} ${e.origin} ${heldIdentity(e.version, e.projection)} ${e.resolution}`;
+    entryLines.set(e, line);
+  }
+  return line;
 }
 
 /**

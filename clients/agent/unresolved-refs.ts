@@ -6,7 +6,7 @@
  * by reason (`/metrics`) and warns once about each new one.
  */
 import { extensionRefOutcomes } from "../../services/common/extension-ref-resolve.js";
-import type { RouteTable } from "../../services/common/route-merge.js";
+import type { RouteTable, RouteTableEntry } from "../../services/common/route-merge.js";
 import type { Logger } from "../../services/runtime/logger.js";
 import { createRateLimitedLog } from "../../services/runtime/rate-limited-log.js";
 
@@ -26,8 +26,16 @@ export interface UnresolvedRef {
 
 /** Every unresolved HTTPFilter reference of `table`, in service and route order. Pure. */
 export function unresolvedRefs(table: RouteTable | undefined): UnresolvedRef[] {
-  return (table?.services ?? []).flatMap((entry) =>
-    extensionRefOutcomes(entry.projection).flatMap((o) =>
+  return (table?.services ?? []).flatMap(entryRefs);
+}
+
+/** Each entry's unresolved references, found once per entry object (entries are immutable). */
+const refsOfEntry = new WeakMap<RouteTableEntry, UnresolvedRef[]>();
+
+function entryRefs(entry: RouteTableEntry): UnresolvedRef[] {
+  let refs = refsOfEntry.get(entry);
+  if (refs === undefined) {
+    refs = extensionRefOutcomes(entry.projection).flatMap((o) =>
       o.reason === undefined
         ? []
         : [
@@ -39,8 +47,10 @@ export function unresolvedRefs(table: RouteTable | undefined): UnresolvedRef[] {
               detail: o.detail,
             },
           ],
-    ),
-  );
+    );
+    refsOfEntry.set(entry, refs);
+  }
+  return refs;
 }
 
 /** The unresolved references counted by reason. Pure. */

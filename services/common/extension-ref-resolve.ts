@@ -146,9 +146,21 @@ export function resolveExtensionRefs(
   return { projection: changed ? { ...projection, routes } : projection, outcomes };
 }
 
-/** Whether a route runs any ExtensionRef filter (the common case being none: nothing to copy). */
+/**
+ * Whether a route runs any ExtensionRef filter (the common case being none:
+ * nothing to copy). Walks the rules without building {@link routeFilters}'
+ * list: this runs for every imported projection the agent merges.
+ */
 function hasExtensionRef(route: Route): boolean {
-  return routeFilters(route).some((f) => f.filter.case === "extensionRef");
+  for (const rule of route.rules) {
+    if (rule.filters.some(isExtensionRef)) return true;
+    for (const backend of rule.backends) if (backend.filters.some(isExtensionRef)) return true;
+  }
+  return false;
+}
+
+function isExtensionRef(f: Filter): boolean {
+  return f.filter.case === "extensionRef";
 }
 
 function resolveOne(
@@ -196,6 +208,7 @@ function sameRef(a: ExtensionRef, b: ExtensionRef): boolean {
 export function extensionRefOutcomes(projection: ServiceConfigProjection): ExtensionRefOutcome[] {
   const outcomes: ExtensionRefOutcome[] = [];
   for (const route of projection.routes) {
+    if (!hasExtensionRef(route)) continue;
     for (const { filter } of routeFilters(route)) {
       if (filter.case !== "extensionRef" || !isHttpFilterRef(filter.value)) continue;
       const { unresolvedReason, name } = filter.value;

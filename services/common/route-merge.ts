@@ -105,53 +105,86 @@ export interface RouteTableInputs {
 /** Merges local and imported config into the route table (see the module comment). */
 export function mergeRouteTable(inputs: RouteTableInputs): RouteTable {
   const services: RouteTableEntry[] = [];
-  const dependencies = [...new Set(inputs.dependencies)].sort();
+  const dependencies = mergedDependencies(inputs.dependencies);
   for (const service of dependencies) {
-    const local = inputs.local.get(service);
-    if (local !== undefined && local.routes.length > 0) {
-      const version = localVersion(local);
-      services.push({
-        service,
-        source: "local",
-        origin: inputs.cluster,
-        version,
-        projection: { ...local, originCluster: inputs.cluster, version },
-        resolution: "",
-      });
-      continue;
-    }
-    const imported = inputs.imported.get(service);
-    if (imported !== undefined) {
-      const resolved = resolveExtensionRefs(imported.projection, inputs.filters);
-      services.push({
-        service,
-        source: "imported",
-        origin: imported.origin,
-        version: imported.projection.version,
-        projection: resolved.projection,
-        resolution: resolved.outcomes.map((o) => `${o.filter}=${o.detail}`).join(","),
-      });
-    }
+    const entry = routeTableEntry(
+      service,
+      inputs.local.get(service),
+      inputs.imported.get(service),
+      inputs,
+    );
+    if (entry !== undefined) services.push(entry);
   }
   if (dependencies.length === 0) return { services };
-  const meshDefaults = mergeMeshDefaults(inputs);
+  const meshDefaults = mergeMeshDefaults(
+    inputs.local.get(MESH_RECORD),
+    inputs.imported.get(MESH_RECORD),
+    inputs.cluster,
+  );
   return meshDefaults === undefined ? { services } : { services, meshDefaults };
 }
 
-/** The mesh defaults in effect: the local mesh record's, else the imported winner's, whole. */
-function mergeMeshDefaults(inputs: RouteTableInputs): MeshDefaultsEntry | undefined {
-  const local = inputs.local.get(MESH_RECORD);
+/** The services a table covers: the dependency set without repeats, sorted. */
+export function mergedDependencies(dependencies: Iterable<string>): string[] {
+  return [...new Set(dependencies)].sort();
+}
+
+/**
+ * The table entry of one service of the dependency set from its local
+ * projection and its imported winner (either may be missing): the local
+ * routes when they have any, else the imported projection with its
+ * HTTPFilter references resolved against `context.filters`; undefined when
+ * neither gives the service config. A new entry object on every call.
+ */
+export function routeTableEntry(
+  service: string,
+  local: ServiceConfigProjection | undefined,
+  imported: ImportCandidate | undefined,
+  context: Pick<RouteTableInputs, "cluster" | "filters">,
+): RouteTableEntry | undefined {
+  if (local !== undefined && local.routes.length > 0) {
+    const version = localVersion(local);
+    return {
+      service,
+      source: "local",
+      origin: context.cluster,
+      version,
+      projection: { ...local, originCluster: context.cluster, version },
+      resolution: "",
+    };
+  }
+  if (imported === undefined) return undefined;
+  const resolved = resolveExtensionRefs(imported.projection, context.filters);
+  return {
+    service,
+    source: "imported",
+    origin: imported.origin,
+    version: imported.projection.version,
+    projection: resolved.projection,
+    resolution: resolved.outcomes.map((o) => `${o.filter}=${o.detail}`).join(","),
+  };
+}
+
+/**
+ * The mesh defaults in effect, from the local mesh record and the imported
+ * winning one: the local record's when it carries a MeshConfig, else the
+ * imported winner's, whole; undefined when neither carries any.
+ */
+export function mergeMeshDefaults(
+  local: ServiceConfigProjection | undefined,
+  imported: ImportCandidate | undefined,
+  cluster: string,
+): MeshDefaultsEntry | undefined {
   if (local?.meshConfig !== undefined) {
     const version = localVersion(local);
     return {
       source: "local",
-      origin: inputs.cluster,
+      origin: cluster,
       version,
       config: local.meshConfig,
-      projection: { ...local, originCluster: inputs.cluster, version },
+      projection: { ...local, originCluster: cluster, version },
     };
   }
-  const imported = inputs.imported.get(MESH_RECORD);
   if (imported?.projection.meshConfig === undefined) return undefined;
   return {
     source: "imported",
