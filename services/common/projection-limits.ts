@@ -98,10 +98,11 @@ export function encodedSizeBound(message: unknown): number {
         if (value instanceof Uint8Array) total += value.length;
         else if (Array.isArray(value)) for (const item of value) stack.push(item);
         else {
+          // A map entry (its own tag, length and key field), or a oneof's `case`.
+          const keyed = !("$typeName" in value);
           for (const key of Object.keys(value)) {
-            if (key.startsWith("$")) continue; // $typeName, not encoded
-            // A map entry (its own tag, length and key field), or a oneof's `case`.
-            if (!("$typeName" in value)) total += 20 + 3 * key.length;
+            if (key.charCodeAt(0) === 36) continue; // "$": $typeName, not encoded
+            if (keyed) total += 20 + 3 * key.length;
             stack.push((value as Record<string, unknown>)[key]);
           }
         }

@@ -6,12 +6,35 @@
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|([+-])(\d{2}):(\d{2}))$/;
 
+/** The most parsed versions {@link parseVersion} remembers (cleared when full). */
+export const PARSED_VERSIONS_REMEMBERED = 4096;
+
+/** The longest text remembered; every valid version is shorter (at most 35 characters). */
+const REMEMBERED_LENGTH = 64;
+
+/** The versions parsed lately, and what they parsed to (undefined: invalid). */
+const parsed = new Map<string, bigint | undefined>();
+
 /**
  * Parses an RFC 3339 timestamp into nanoseconds since the Unix epoch. Returns
  * undefined when `version` is not a valid RFC 3339 timestamp (so that a
- * malformed version can be rejected, never guessed at).
+ * malformed version can be rejected, never guessed at). Remembers the last
+ * {@link PARSED_VERSIONS_REMEMBERED} versions it parsed: the same few
+ * versions are checked, ranked and marked many times (every agent of a
+ * process, every check of one change), and a version's instant never changes.
+ * Texts longer than any valid version are never remembered (bounded memory).
  */
 export function parseVersion(version: string): bigint | undefined {
+  const known = parsed.get(version);
+  if (known !== undefined || parsed.has(version)) return known;
+  const nanos = parseVersionText(version);
+  if (version.length > REMEMBERED_LENGTH) return nanos;
+  if (parsed.size >= PARSED_VERSIONS_REMEMBERED) parsed.clear();
+  parsed.set(version, nanos);
+  return nanos;
+}
+
+function parseVersionText(version: string): bigint | undefined {
   const m = RFC3339.exec(version);
   if (m === null) return undefined;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [

@@ -19,6 +19,26 @@ export function isDns1123Label(value: string): boolean {
  * suitable for an InvalidArgument error message.
  */
 export function checkServiceName(value: string): string | undefined {
+  if (validNames.has(value)) return undefined;
+  const problem = serviceNameProblem(value);
+  if (problem === undefined) {
+    if (validNames.size >= VALID_NAMES_REMEMBERED) validNames.clear();
+    validNames.add(value);
+  }
+  return problem;
+}
+
+/** The most valid service names {@link checkServiceName} remembers (cleared when full). */
+export const VALID_NAMES_REMEMBERED = 4096;
+
+/**
+ * Service names found valid lately: the agent checks the same few names on
+ * every change it receives. Only valid names (at most 127 characters) are
+ * kept, so the memory is bounded.
+ */
+const validNames = new Set<string>();
+
+function serviceNameProblem(value: string): string | undefined {
   const parts = value.split("/");
   if (parts.length !== 2) {
     return `service ${JSON.stringify(value)} must be "namespace/name"`;

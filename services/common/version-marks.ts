@@ -52,13 +52,17 @@ const markKey = (origin: string, service: string) => `${origin}\u0000${service}`
 export function createVersionMarks(initial: Iterable<VersionMark> = []): VersionMarks {
   /** The mark of each pair: its parsed instant and the version text it came from. */
   const marks = new Map<string, { nanos: bigint; mark: VersionMark }>();
+  /** The keys, sorted; undefined since a key was added (raising a mark keeps the order). */
+  let order: string[] | undefined;
 
   function raise(mark: VersionMark): void {
     const nanos = parseVersion(mark.version);
     if (nanos === undefined) return;
     const key = markKey(mark.origin, mark.service);
     const held = marks.get(key);
-    if (held === undefined || nanos > held.nanos) marks.set(key, { nanos, mark });
+    if (held !== undefined && nanos <= held.nanos) return;
+    if (held === undefined) order = undefined;
+    marks.set(key, { nanos, mark });
   }
 
   for (const mark of initial) raise(mark);
@@ -82,9 +86,8 @@ export function createVersionMarks(initial: Iterable<VersionMark> = []): Version
       raise({ origin, service, version: candidate.projection.version });
     },
     list() {
-      return [...marks.entries()]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([, held]) => held.mark);
+      order ??= [...marks.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      return order.map((key) => (marks.get(key) as { mark: VersionMark }).mark);
     },
   };
 }

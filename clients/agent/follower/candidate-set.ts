@@ -207,14 +207,22 @@ export function createCandidateSet(options: CandidateSetOptions): CandidateSet {
       const next = new Map(current);
       const reports: ReceivedRejection[] = [];
       apply(next, change, current, reports);
-      const changed =
-        next.size !== current.size || [...next].some(([key, value]) => current.get(key) !== value);
       return {
-        candidates: changed ? next : undefined,
+        candidates: differs(current, next) ? next : undefined,
         rejections: reports.length ? reports : NONE,
       };
     },
   };
+}
+
+/** Whether some entry of `next` is not the very one `current` holds for its key. */
+function differs(
+  current: ReadonlyMap<string, ImportCandidate>,
+  next: ReadonlyMap<string, ImportCandidate>,
+): boolean {
+  if (next.size !== current.size) return true;
+  for (const [key, value] of next) if (current.get(key) !== value) return true;
+  return false;
 }
 
 /**

@@ -80,23 +80,26 @@ export function checkReceived(
   policy: ImportPolicy,
 ): ReceivedCheck {
   const { origin, service, projection } = received;
-  const reject = (reason: AgentRejectionReason, message: string): ReceivedCheck => ({
-    rejection: { origin, service, version: projection?.version ?? "", reason, message },
-  });
   if (!requested.has(service)) {
-    return reject(
+    return rejected(
+      received,
       "not_requested",
       `received ${JSON.stringify(service)}, which is not in the dependency set the agent asked for`,
     );
   }
   if (projection === undefined) {
-    return reject("malformed_event", `the event for ${service} carries no projection`);
+    return rejected(received, "malformed_event", `the event for ${service} carries no projection`);
   }
   if (origin === "") {
-    return reject("malformed_event", `the projection of ${service} names no origin cluster`);
+    return rejected(
+      received,
+      "malformed_event",
+      `the projection of ${service} names no origin cluster`,
+    );
   }
   if (projection.originCluster !== "" && projection.originCluster !== origin) {
-    return reject(
+    return rejected(
+      received,
       "malformed_event",
       `the event names origin ${JSON.stringify(origin)} but its projection of ${service} claims ${JSON.stringify(projection.originCluster)}`,
     );
@@ -106,9 +109,22 @@ export function checkReceived(
       ? projection
       : create(ServiceConfigProjectionSchema, { ...projection, originCluster: origin });
   const tooLarge = projectionSizeProblem(stamped, policy.limits);
-  if (tooLarge !== undefined) return reject("too_large", `${tooLarge} (from ${origin})`);
+  if (tooLarge !== undefined)
+    return rejected(received, "too_large", `${tooLarge} (from ${origin})`);
   const candidate: ImportCandidate = { origin, service, projection: stamped };
   const rejection = policy.check(candidate);
-  if (rejection !== undefined) return reject(rejection.reason, rejection.message);
+  if (rejection !== undefined) return rejected(received, rejection.reason, rejection.message);
   return { candidate };
+}
+
+/** The rejection of `received` (no closure per check: this runs for every received change). */
+function rejected(
+  received: ReceivedProjection,
+  reason: AgentRejectionReason,
+  message: string,
+): ReceivedCheck {
+  const { origin, service, projection } = received;
+  return {
+    rejection: { origin, service, version: projection?.version ?? "", reason, message },
+  };
 }
