@@ -141,7 +141,12 @@ export function formatStatus(
         : status.controlCluster,
     ],
     ["store", status.store],
-    ["synced", yesNo(status.synced)],
+    [
+      "synced",
+      status.synced || status.storeError === ""
+        ? yesNo(status.synced)
+        : `no: ${status.storeError} (what follows is the view it last synced, still served to its watch streams)`,
+    ],
     ["revision", String(status.revision)],
   ]);
   const originList = listed(status.origins, (o) => omittedCount(o.origin));

@@ -57,6 +57,8 @@ export interface AgentMetricsView {
   ready(): boolean;
   /** The follower's mode. */
   mode(): FollowMode;
+  /** Whether the registrar's stream says it cannot reach its store (it serves the view it kept). */
+  registrarStoreUnavailable(): boolean;
   /** The imported projections held although the registrar's state lacks them, by origin. */
   heldDeletes(): ReadonlyMap<string, number>;
   /** The origins' public keys in force (`--origin-keys`); 0 without the flag. */
@@ -172,6 +174,14 @@ function registerStateGauges(registry: Registry, view: AgentMetricsOptions["view
       const mode = view.mode();
       this.set({ mode: "watch" }, mode === "watch" ? 1 : 0);
       this.set({ mode: "poll" }, mode === "poll" ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "aether_config_agent_registrar_store_unavailable",
+    help: "1 while the registrar's stream says the registrar cannot reach its store and serves the view it last synced.",
+    registers,
+    collect() {
+      this.set(view.registrarStoreUnavailable() ? 1 : 0);
     },
   });
   new Gauge({

@@ -359,6 +359,14 @@ function createFollower(
       onError: (operation) => metrics.countImportError(operation),
       onPoll: (result) => metrics.countPoll(result),
       onDeadConnection: () => wiring.connection?.drop("the stream went silent"),
+      onRegistrarStore: (unavailable) => {
+        if (unavailable) {
+          logger.warn(
+            {},
+            "the registrar cannot reach its store: it serves the view it last synced, and changes arrive once its store is back",
+          );
+        } else logger.info({}, "the registrar's stream no longer says its store is unavailable");
+      },
     },
   });
 }
@@ -553,6 +561,7 @@ export function createAgent(options: AgentOptions): Agent {
       revision: () => follower?.state?.revision ?? 0n,
       ready: () => publisher.ready,
       mode: () => follower?.mode ?? options.mode ?? "watch",
+      registrarStoreUnavailable: () => follower?.registrarStoreUnavailable ?? false,
       heldDeletes: () => heldByOrigin(follower?.held),
       originKeys: () => signatures.keys,
       now,

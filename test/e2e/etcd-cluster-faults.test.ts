@@ -4,7 +4,8 @@
  * the spoke; every process is given all three endpoints. Faults: the etcd
  * leader killed (-9) during a burst of edits; a member frozen while the
  * spoke's watch goes through it; compaction past a registrar that is
- * behind; and quorum lost (2 of 3 members down) then restored.
+ * behind; and quorum lost (2 of 3 members down) then restored, the
+ * registrars serving their cache to the agents' streams meanwhile.
  */
 import { join } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -87,15 +88,19 @@ const readyz = async (registrar: RegistrarProcess): Promise<number> => {
   }
 };
 
+const STORE_UNAVAILABLE = "aether_config_agent_registrar_store_unavailable";
+
 const exportLeader = () => scrapeMetric(hub.url, "aether_config_export_leader");
 
 /** The spoke's log lines that say it resumed its store watch on another member. */
 const spokeResumed = () =>
   spoke.logs.filter((l) => l.msg === "etcd watch stream failed; resumed on another member");
 
-/** The spoke's log lines that say it declared the store lost (closing the agents' streams). */
+/** The spoke's log lines that say it declared the store lost (its streams then flagged). */
 const storeLost = () =>
-  spoke.logs.filter((l) => l.msg === "store lost; closing watch streams until it is back");
+  spoke.logs.filter(
+    (l) => l.msg === "store lost; watch streams keep the last synced view until it is back",
+  );
 
 function startAgent(): Promise<AgentProcess> {
   return startAgentProcess([
@@ -117,7 +122,13 @@ function startAgent(): Promise<AgentProcess> {
 beforeAll(async () => {
   cluster = await startEtcdCluster();
   mesh = await tempCopy(join(EXAMPLES, "mesh"));
-  const common = { endpoint: cluster.endpointList, prefix, controlCluster: "hub" };
+  // Keep-alives every second: the streams say soon that the store is away, and back.
+  const common = {
+    endpoint: cluster.endpointList,
+    prefix,
+    controlCluster: "hub",
+    extra: ["--keepalive", "1s"],
+  };
   [hub, spoke] = await Promise.all([
     startClusterRegistrar({ ...common, cluster: "hub", exportDir: mesh.path }),
     startClusterRegistrar({ ...common, cluster: "west" }),
@@ -284,8 +295,11 @@ describe("e2e: a 3-member etcd cluster under faults", () => {
     ]);
   });
 
-  it("quorum lost (2 of 3 members killed): the registrars report not-ready, agents keep their tables, nothing is deleted; once quorum returns everything recovers and an edit propagates", async () => {
+  it("quorum lost (2 of 3 members killed): the registrars report not-ready and keep serving their cache to the agents' open streams and to a new one, agents keep their tables, nothing is deleted; once quorum returns everything recovers and an edit reaches the same streams", async () => {
     const tables = await Promise.all(agents.map(async (a) => (await a.get("/routes")).body));
+    const reconnects = await Promise.all(
+      agents.map((a) => a.metric("aether_config_stream_reconnects_total")),
+    );
     const stored = await readRawProjections(cluster.raw, prefix, "hub");
     changes = await recordChanges(cluster.raw, `${prefix}/clusters/`);
     const [first, second] = cluster.members.slice(1);
@@ -308,9 +322,32 @@ describe("e2e: a 3-member etcd cluster under faults", () => {
       // last-known), rather than hanging or serving a view it cannot confirm.
       const listing = configClient(spoke.url).listConfig({ originCluster: "hub", services: DEPS });
       await expect(listing).rejects.toThrow(/unavailable/i);
+      // Its streams stay open on the view it last synced, and say so.
+      for (const agent of agents) {
+        await agent.waitForMetric(STORE_UNAVAILABLE, (v) => v === 1, 15_000);
+      }
       for (const [i, agent] of agents.entries()) {
         expect((await agent.get("/routes")).body).toBe(tables[i]);
         expect((await agent.get("/readyz")).status).toBe(200);
+      }
+      // A consumer that connects now (a restarted agent without a cache) gets that view.
+      const late = recordWatch(configClient(spoke.url), {
+        services: DEPS,
+        view: ConfigView.ALL_ORIGINS,
+      });
+      try {
+        await late.until(
+          (e) => e.some((x) => x.type === WatchEventType.SYNCED),
+          10_000,
+          "a new stream's retained snapshot",
+        );
+        const snapshot = late.events.filter((x) => x.type === WatchEventType.SNAPSHOT);
+        expect(snapshot.map((x) => x.service).sort()).toEqual(DEPS);
+        expect(late.events.find((x) => x.type === WatchEventType.SYNCED)?.storeUnavailable).toBe(
+          true,
+        );
+      } finally {
+        await late.cancel();
       }
     } finally {
       await Promise.all([first?.start(), second?.start()]);
@@ -326,6 +363,11 @@ describe("e2e: a 3-member etcd cluster under faults", () => {
     const edited = await editOnHub();
     await checkoutAtAgents(edited, "the edit made after quorum returned");
     await waitFor(async () => (await exportLeader()) === 1, 10_000, "the hub to lead its export");
+    for (const [i, agent] of agents.entries()) {
+      await agent.waitForMetric(STORE_UNAVAILABLE, (v) => v === 0, 15_000);
+      // The same streams carried it all: no reconnect.
+      expect(await agent.metric("aether_config_stream_reconnects_total")).toBe(reconnects[i]);
+    }
     await changes.cancel();
     expect(changes.changes.filter((c) => c.type === "delete")).toEqual([]);
     const now = await readRawProjections(cluster.raw, prefix, "hub");

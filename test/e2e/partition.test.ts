@@ -6,7 +6,8 @@
  * the registrar is back on the same address the agent converges to the
  * hub's current config without a restart. (b) etcd is frozen (SIGSTOP:
  * connections hang rather than fail) and B's agent is restarted during the
- * freeze: it is ready with its cached table at once, and after the thaw an
+ * freeze: it is ready with its cached table at once, its stream is served
+ * B's registrar's retained view (flagged as such), and after the thaw an
  * edit on the hub reaches it.
  *
  * The real cut between network namespaces is in netns-partition.test.ts.
@@ -53,7 +54,8 @@ function startSpokeB(extra: string[] = []): Promise<RegistrarProcess> {
     prefix,
     cluster: "west",
     controlCluster: "hub",
-    extra,
+    // Keep-alives every second: its streams say soon that the store is away.
+    extra: ["--keepalive", "1s", ...extra],
   });
 }
 
@@ -175,14 +177,21 @@ describe("e2e 3: partition of spoke B", () => {
 
       expect(await agentB.stop()).toBe(0);
       agentB = await startAgentB();
-      // At once: the first requests after it says it serves; B's registrar cannot answer a
-      // list while etcd is frozen, so this is the cache.
+      // At once: the first requests after it says it serves, from its own cache (B's
+      // registrar cannot answer a list while etcd is frozen).
       const [ready, routes] = await Promise.all([agentB.get("/readyz"), agentB.get("/routes")]);
       expect(ready.status).toBe(200);
       expect(routes.body).toBe(table);
       const readyLine = await agentB.waitForLog((l) => l.msg === "ready: serving a route table");
       expect(readyLine.fromCache).toBe(true);
       expect(await agentB.metric('aether_config_agent_polls_total{result="ok"}')).toBe(0);
+      // Its stream is served B's registrar's retained view, which says the store is away.
+      await agentB.waitForMetric(
+        "aether_config_agent_registrar_store_unavailable",
+        (v) => v === 1,
+        15_000,
+      );
+      expect(await agentB.metric(MODE("watch"))).toBe(1);
       expect((await agentB.get("/routes")).body).toBe(table);
     } finally {
       await shared.etcd.resume();

@@ -4,7 +4,8 @@
  * here): a killed registrar, a frozen etcd, a frozen registrar (a silent
  * partition), an agent restarted while its registrar is down, and a corrupt
  * cache file. The route table never shrinks; the agent falls back to polling
- * and returns to the stream by itself.
+ * while its registrar is away and returns to the stream by itself; through
+ * a store outage the registrar keeps the stream open on its retained view.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -74,6 +75,7 @@ function startAgent(registrar: string, extra: string[]): Promise<AgentProcess> {
 
 const MODE = (mode: string) => `aether_config_agent_mode{mode="${mode}"}`;
 const POLLS_ERROR = 'aether_config_agent_polls_total{result="error"}';
+const STORE_UNAVAILABLE = "aether_config_agent_registrar_store_unavailable";
 
 async function readyTable(agent: AgentProcess): Promise<string> {
   await agent.waitUntilReady();
@@ -91,7 +93,7 @@ async function versionOf(agent: AgentProcess, service: string): Promise<string |
 }
 
 describe("agent through outages", () => {
-  it("keeps serving when its registrar is killed and when etcd freezes, polls meanwhile, and returns to the stream", async () => {
+  it("keeps serving when its registrar is killed (polling meanwhile) and when etcd freezes (the stream stays, saying so), and returns to the stream", async () => {
     const { prefix, hub } = await hubExports();
     const spoke = await startSpoke(prefix);
     const port = new URL(spoke.url).port;
@@ -105,7 +107,7 @@ describe("agent through outages", () => {
     await stillServes(agent, table);
     await hub.put(makeProjection("shop/a", { version: versionAt(2) })); // while the spoke is down
 
-    await startSpoke(prefix, ["--listen", `127.0.0.1:${port}`]);
+    await startSpoke(prefix, ["--listen", `127.0.0.1:${port}`, "--keepalive", "200ms"]);
     await agent.waitForMetric(MODE("watch"), (v) => v === 1);
     await waitFor(
       async () => (await versionOf(agent, "shop/a")) === versionAt(2),
@@ -115,16 +117,23 @@ describe("agent through outages", () => {
     expect(await agent.metric("aether_config_stream_reconnects_total")).toBeGreaterThanOrEqual(1);
     const tableAfter = (await agent.get("/routes")).body;
 
+    // The registrar keeps the stream open on its retained view and says so: no poll, no reconnect.
+    const reconnects = await agent.metric("aether_config_stream_reconnects_total");
+    const polls = await agent.metric(POLLS_ERROR);
     await shared.etcd.pause();
     try {
-      await agent.waitForMetric(MODE("poll"), (v) => v === 1, 15_000);
-      const errors = await agent.metric(POLLS_ERROR);
-      await agent.waitForMetric(POLLS_ERROR, (v) => v > errors);
+      await agent.waitForMetric(STORE_UNAVAILABLE, (v) => v === 1, 15_000);
+      expect(await agent.metric(MODE("watch"))).toBe(1);
       await stillServes(agent, tableAfter);
     } finally {
       await shared.etcd.resume();
     }
-    await agent.waitForMetric(MODE("watch"), (v) => v === 1, 15_000);
+    await agent.waitForMetric(STORE_UNAVAILABLE, (v) => v === 0, 15_000);
+    expect(await agent.metric("aether_config_stream_reconnects_total")).toBe(reconnects);
+    expect(await agent.metric(POLLS_ERROR)).toBe(polls);
+    expect(
+      agent.logs.some((l) => String(l.msg).startsWith("the registrar cannot reach its store")),
+    ).toBe(true);
     const upserts = await agent.metric('aether_config_agent_stream_events_total{type="upsert"}');
     await hub.put(makeProjection("shop/b", { version: versionAt(3) }));
     await waitFor(

@@ -289,7 +289,9 @@ describe("registrar over etcd with TLS and user/password authentication", () => 
     });
     await waitFor(async () => (await readyz(spoke.url)).status === 200, TIMEOUT_MS, "ready");
     await authEtcd.restart();
-    await spoke.waitForLog((l) => l.msg === "store lost; closing watch streams until it is back");
+    await spoke.waitForLog(
+      (l) => l.msg === "store lost; watch streams keep the last synced view until it is back",
+    );
     await waitFor(async () => (await readyz(spoke.url)).status === 200, TIMEOUT_MS, "ready again");
     await registrarOn(authEtcd.endpoint, [...tls(), ...auth, "--seed", seedFile], { prefix });
     const client = createClient(

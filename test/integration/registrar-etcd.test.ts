@@ -227,14 +227,15 @@ describe("registrar over a real etcd", () => {
     expect(w.events[1]?.revision).toBeGreaterThan(revision);
   }, 60_000);
 
-  it("fails fast with Unavailable while etcd is frozen, and recovers by itself when it thaws", async () => {
+  it("while etcd is frozen: listings fail fast with Unavailable, watch streams stay open on the retained view and say so; when it thaws the same streams get the changes", async () => {
     const prefix = freshPrefix();
     const hub = storeFor("hub", prefix);
     await hub.put(makeProjection("shop/a"));
-    const registrar = await registrarOn(prefix, "hub");
+    const registrar = await registrarOn(prefix, "hub", ["--keepalive", "200ms"]);
     const client = clientFor(registrar.url);
     const w = watch(client, {});
     await w.until(synced);
+    const revision = w.events.find((e) => e.type === WatchEventType.SYNCED)?.revision ?? 0n;
     await etcd.pause();
     try {
       const startedAt = Date.now();
@@ -244,25 +245,49 @@ describe("registrar over a real etcd", () => {
       );
       expect(error?.code).toBe(Code.Unavailable);
       expect(Date.now() - startedAt).toBeLessThan(5_000);
-      await waitFor(async () => !(await ready(registrar.url)), 10_000, "/readyz to go unready");
-      const ended = await w.ended;
-      expect(ended?.code).toBe(Code.Unavailable);
       // The client learns what to do, not where the store is.
-      for (const message of [error?.rawMessage, ended?.rawMessage]) {
-        expect(message).toMatch(/store|synced/);
-        expect(message).not.toMatch(/127\.0\.0\.1|localhost|:\d{2,5}\b|ETIMEDOUT|ECONN/);
-      }
+      expect(error?.rawMessage).toMatch(/store/);
+      expect(error?.rawMessage).not.toMatch(/127\.0\.0\.1|localhost|:\d{2,5}\b|ETIMEDOUT|ECONN/);
+      await waitFor(async () => !(await ready(registrar.url)), 10_000, "/readyz to go unready");
+      // The open stream is kept and its keep-alives say the store is unavailable.
+      await w.until(
+        (e) => e.some((x) => x.type === WatchEventType.KEEPALIVE && x.storeUnavailable),
+        10_000,
+        "a keep-alive saying the store is unavailable",
+      );
+      expect(w.done).toBe(false);
+      // A stream opened now gets the retained view, flagged.
+      const late = watch(client, {});
+      await late.until(synced);
+      expect(late.events.map((e) => `${WatchEventType[e.type]}:${e.service}`)).toEqual([
+        "SNAPSHOT:shop/a",
+        "SYNCED:",
+      ]);
+      expect(late.events[1]?.storeUnavailable).toBe(true);
+      expect(late.events[1]?.revision).toBe(revision);
+      // The status is the retained view, not an error, and names nothing internal.
+      const status = await client.getConfigStatus({});
+      expect(status.synced).toBe(false);
+      expect(status.storeError).toMatch(/store unavailable/);
+      expect(status.storeError).not.toMatch(/127\.0\.0\.1|:\d{2,5}\b/);
+      expect(status.origins.map((o) => `${o.origin}:${o.projections}`)).toEqual(["hub:1"]);
     } finally {
       await etcd.resume();
     }
     await waitFor(() => ready(registrar.url), 15_000, "/readyz to recover");
-    const again = watch(client, {});
-    await again.until(synced);
-    expect(again.events.map((e) => e.service)).toContain("shop/a");
     await hub.put(makeProjection("shop/b"));
-    await again.until((e) =>
-      e.some((x) => x.type === WatchEventType.UPSERT && x.service === "shop/b"),
+    await w.until(
+      (e) => e.some((x) => x.type === WatchEventType.UPSERT && x.service === "shop/b"),
+      15_000,
+      "the change on the stream opened before the freeze",
     );
+    await w.until(
+      (e) => e.at(-1)?.type === WatchEventType.KEEPALIVE && e.at(-1)?.storeUnavailable === false,
+      10_000,
+      "a keep-alive without the flag",
+    );
+    expect(w.done).toBe(false);
+    expect(w.events.filter((e) => e.type === WatchEventType.SYNCED)).toHaveLength(1);
     expect(registrar.logs.some((l) => l.msg === "registrar serving")).toBe(true);
   }, 60_000);
 

@@ -26,6 +26,8 @@ export function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
     revision: initial.revision,
     subscriber: undefined as SubscribeOptions | undefined,
     unsubscribed: 0,
+    /** Whether the cache synced before (it then serves while `unavailable`: the retained view). */
+    retained: state === "synced",
   };
   const cache = {
     get state() {
@@ -36,7 +38,8 @@ export function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
     },
     whenSettled: () => settled,
     subscribe(options: SubscribeOptions) {
-      if (fake.state !== "synced") throw new StoreUnavailableError("the cache is not synced");
+      const serving = fake.state === "synced" || (fake.state === "unavailable" && fake.retained);
+      if (!serving) throw new StoreUnavailableError("the cache is not synced");
       fake.subscriber = options;
       return { initial, unsubscribe: () => fake.unsubscribed++ };
     },
@@ -46,6 +49,7 @@ export function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
     fake,
     settle(to: CacheState) {
       fake.state = to;
+      if (to === "synced") fake.retained = true;
       settle();
     },
     /** Reports changes to the subscriber, as the cache does. */

@@ -221,6 +221,20 @@ describe("formatStatus", () => {
     expect(countStatusProblems(status)).toBe(2 * many);
   });
 
+  it("says why the registrar is not synced, and that what follows is the view it kept", () => {
+    const text = formatStatus(
+      create(GetConfigStatusResponseSchema, {
+        cluster: "a",
+        synced: false,
+        storeError: "store unavailable: the registrar cannot reach its config store right now",
+      }),
+      NOW,
+    );
+    expect(text).toContain(
+      "synced:           no: store unavailable: the registrar cannot reach its config store right now (what follows is the view it last synced, still served to its watch streams)\n",
+    );
+  });
+
   it("says export is off when the response has no export state", () => {
     const text = formatStatus(create(GetConfigStatusResponseSchema, { cluster: "a" }), NOW);
     expect(text.endsWith("EXPORT\n  enabled:  no\n")).toBe(true);

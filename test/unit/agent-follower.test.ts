@@ -130,6 +130,7 @@ const event = (
     version?: number;
     revision: number;
     resumed?: boolean;
+    storeUnavailable?: boolean;
   },
 ): WatchConfigResponse =>
   create(WatchConfigResponseSchema, {
@@ -138,6 +139,7 @@ const event = (
     originCluster: fields.origin ?? "",
     revision: BigInt(fields.revision),
     resumed: fields.resumed ?? false,
+    storeUnavailable: fields.storeUnavailable ?? false,
     projection:
       fields.service !== undefined && fields.version !== undefined
         ? projection(fields.service, fields.origin ?? "", fields.version)
@@ -152,7 +154,8 @@ const remove = (service: string, origin: string, revision: number) =>
   event(WatchEventType.DELETE, { service, origin, revision });
 const synced = (revision: number, resumed = false) =>
   event(WatchEventType.SYNCED, { revision, resumed });
-const keepalive = (revision: number) => event(WatchEventType.KEEPALIVE, { revision });
+const keepalive = (revision: number, storeUnavailable = false) =>
+  event(WatchEventType.KEEPALIVE, { revision, storeUnavailable });
 
 interface Harness {
   readonly fake: FakeClient;
@@ -214,6 +217,7 @@ function startFollower(
     pollIntervalMs: 10_000,
     keepaliveTimeoutMs: 10_000,
     backoff: createReconnectBackoff({ initialMs: 1, maxMs: 4 }),
+    ...options,
     observer: {
       onUpdate: (u) => harness.updates.push(u),
       onRejection: (r) => harness.rejections.push(r),
@@ -223,8 +227,8 @@ function startFollower(
       onDeadConnection: () => {
         harness.dead++;
       },
+      ...options.observer,
     },
-    ...options,
   });
   (harness as { follower: ConfigFollower }).follower = follower;
   followers.push(follower);
@@ -288,6 +292,44 @@ describe("config follower: the stream", () => {
     expect(h.held()).toEqual(["hub/shop/a@001"]);
     s1.fail(unavailable());
     expect((await h.stream(2)).request.resumeRevision).toBe(11n);
+  });
+
+  it("follows what the registrar says of its store, and releases no held projection on a keep-alive from a registrar without it", async () => {
+    let now = 1_000_000;
+    const reported: boolean[] = [];
+    const h = startFollower({
+      guard: { threshold: { fraction: 0.4, minCount: 1 }, holdMs: 1_000 },
+      now: () => now,
+      observer: { onRegistrarStore: (unavailable) => reported.push(unavailable) },
+    });
+    const s1 = await h.stream(1);
+    s1.push(snapshot("shop/a", "hub", 1, 5), snapshot("shop/b", "hub", 1, 5), synced(5));
+    await waitFor(() => h.follower.state?.revision === 5n);
+    s1.fail(unavailable());
+    // A fresh snapshot that lacks shop/b, from a registrar without its store: shop/b is held.
+    const s2 = await h.stream(2);
+    s2.push(
+      snapshot("shop/a", "hub", 1, 7),
+      event(WatchEventType.SYNCED, { revision: 7, storeUnavailable: true }),
+    );
+    await waitFor(() => h.follower.state?.revision === 7n);
+    expect(h.follower.registrarStoreUnavailable).toBe(true);
+    expect([...h.follower.held.keys()]).toEqual(["hub\u0000shop/b"]);
+    now += 1_000; // the hold ran out
+    s2.push(keepalive(7, true));
+    await waitFor(() => h.events.filter((e) => e === "keepalive").length === 1);
+    expect(h.follower.held.size).toBe(1);
+    expect(h.held()).toEqual(["hub/shop/a@001", "hub/shop/b@001"]);
+    s2.push(keepalive(7));
+    await waitFor(() => h.follower.held.size === 0, 5_000, "the hold to be released");
+    expect(h.follower.registrarStoreUnavailable).toBe(false);
+    expect(h.held()).toEqual(["hub/shop/a@001"]);
+    s2.push(keepalive(7, true));
+    await waitFor(() => h.follower.registrarStoreUnavailable);
+    s2.fail(unavailable());
+    await h.stream(3);
+    expect(h.follower.registrarStoreUnavailable).toBe(false);
+    expect(reported).toEqual([true, false, true, false]);
   });
 
   it("rejects and never applies: an untrusted origin, a bad version over a good one, a service it did not ask for", async () => {

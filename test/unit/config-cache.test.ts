@@ -182,7 +182,7 @@ describe("config cache", () => {
     expect(services(first - 1)).toBe("snapshot");
   });
 
-  it("closes subscribers when the store is lost, refuses new ones, and re-lists with a sweep when it returns", async () => {
+  it("keeps its subscribers through a store loss, serves new ones the retained view, and publishes the re-listing's sweep to them when it returns", async () => {
     const inner = createMemoryStore({ origin: "hub" });
     await inner.put(makeProjection("ns/a"));
     await inner.put(makeProjection("ns/b"));
@@ -191,20 +191,32 @@ describe("config cache", () => {
     await cache.whenSynced();
     const before = cache.revision;
     const closed: Error[] = [];
+    const seen: CacheEvent[] = [];
     cache.subscribe({
-      view: "effective",
+      view: "all",
       resumeRevision: 0,
-      onEvents: noop,
+      onEvents: (events) => seen.push(...events),
       onClose: (e) => closed.push(e),
     });
 
     setDown(true);
     await waitFor(() => cache.state === "unavailable");
-    expect(closed).toHaveLength(1);
-    expect(closed[0]).toBeInstanceOf(StoreUnavailableError);
-    expect(() =>
-      cache.subscribe({ view: "all", resumeRevision: 0, onEvents: noop, onClose: noop }),
-    ).toThrow(StoreUnavailableError);
+    expect(closed).toEqual([]);
+    expect(cache.serving).toBe(true);
+    expect(cache.stats().subscribers).toBe(1);
+    // A listing cannot be confirmed without the store; a new stream gets the retained view.
+    expect(() => cache.snapshot(undefined, "all")).toThrow(StoreUnavailableError);
+    const late = cache.subscribe({
+      view: "all",
+      resumeRevision: 0,
+      onEvents: noop,
+      onClose: noop,
+    });
+    expect(late.initial.kind).toBe("snapshot");
+    expect(late.initial.revision).toBe(before);
+    const retained = late.initial.kind === "snapshot" ? late.initial.entries : [];
+    expect(retained.map((e) => e.service)).toEqual(["ns/a", "ns/b"]);
+    late.unsubscribe();
 
     // Changes the registrar cannot see while the store is away.
     await inner.delete("ns/a");
@@ -213,6 +225,14 @@ describe("config cache", () => {
     setDown(false);
     await waitFor(() => cache.state === "synced", 5_000, "re-sync");
 
+    // The open subscriber got the differences, once each, at the listing's revision.
+    expect(seen.map((e) => `${e.type}:${e.service}`).sort()).toEqual([
+      "delete:ns/a",
+      "upsert:ns/b",
+      "upsert:ns/c",
+    ]);
+    expect(new Set(seen.map((e) => e.revision))).toEqual(new Set([cache.revision]));
+    expect(closed).toEqual([]);
     const resumed = cache.subscribe({
       view: "all",
       resumeRevision: before,
@@ -227,6 +247,26 @@ describe("config cache", () => {
       "upsert:ns/c",
     ]);
     expect(cache.stats().projections).toBe(2);
+  });
+
+  it("refuses subscribers until its first sync, and after a stop", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    await inner.put(makeProjection("ns/a"));
+    const { store, setDown } = switchableStore(inner);
+    setDown(true);
+    const cache = cacheOver(store);
+    await cache.whenSettled();
+    expect(cache.state).toBe("unavailable");
+    expect(cache.serving).toBe(false);
+    const subscribe = () =>
+      cache.subscribe({ view: "all", resumeRevision: 0, onEvents: noop, onClose: noop });
+    expect(subscribe).toThrow(StoreUnavailableError);
+    setDown(false);
+    await cache.whenSynced();
+    expect(subscribe().initial.kind).toBe("snapshot");
+    await cache.stop();
+    expect(cache.serving).toBe(false);
+    expect(subscribe).toThrow(StoreUnavailableError);
   });
 
   it("stays silent for changes that do not move the effective winner", async () => {

@@ -7,7 +7,7 @@
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   WatchConfigResponseSchema,
   WatchEventType,
@@ -31,7 +31,8 @@ function testSink() {
   const sink: WatchSink = {
     send(frame, written) {
       const response = fromBinary(WatchConfigResponseSchema, frame.subarray(5));
-      frames.push(`${WatchEventType[response.type]}@${response.revision}`);
+      const flag = response.storeUnavailable ? "!" : "";
+      frames.push(`${WatchEventType[response.type]}@${response.revision}${flag}`);
       if (written !== undefined) pending.push(written);
       fullAfter--;
       return fullAfter > 0;
@@ -128,14 +129,42 @@ describe("a pushed watch stream", () => {
     expect(t.ended).toBe("OK");
   });
 
-  it("ends UNAVAILABLE, without the store's address, when the cache loses the store", async () => {
+  it("ends UNAVAILABLE, telling the client to resume and nothing of the cause, when the cache closes its subscription", async () => {
     const f = fakeCache("synced");
     const t = testSink();
     createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).attach(QUERY, t.sink);
     f.fake.subscriber?.onClose(new Error("connect ECONNREFUSED 10.0.0.7:2379"));
-    expect(t.ended).toMatch(/^Unavailable: store unavailable: /);
+    expect(t.ended).toMatch(/^Unavailable: .*resume from the last revision applied$/);
     expect(t.ended).not.toContain("10.0.0.7");
     expect(f.fake.unsubscribed).toBe(1);
+  });
+
+  it("stays open while the cache has lost the store, flagging its keep-alives, and takes the changes once it is back", async () => {
+    vi.useFakeTimers();
+    try {
+      const f = fakeCache("synced");
+      const t = testSink();
+      const streams = createWatchStreams({ cache: f.cache, keepaliveMs: 1_000 });
+      streams.attach(QUERY, t.sink);
+      f.fake.state = "unavailable";
+      vi.advanceTimersByTime(1_000);
+      t.complete();
+      f.fake.state = "synced";
+      f.fake.revision = 9;
+      f.emit(change("shop/a", 9));
+      t.complete();
+      vi.advanceTimersByTime(1_000);
+      expect(t.frames).toEqual(["SYNCED@5", "KEEPALIVE@5!", "DELETE@9", "KEEPALIVE@9"]);
+      expect(t.ended).toBeUndefined();
+      // A stream opened meanwhile is served the retained view, and says so on SYNCED.
+      f.fake.state = "unavailable";
+      const late = testSink();
+      streams.attach(QUERY, late.sink);
+      expect(late.frames).toEqual(["SYNCED@5!"]); // the fake's initial sync is at 5
+      expect(late.ended).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("ends RESOURCE_EXHAUSTED once more than the backlog is behind, counting frames written but not out", async () => {

@@ -77,15 +77,13 @@ describe("a watch stream", () => {
   ][] = [
     ["the server drains", (_, drain) => drain.abort(), "done"],
     [
-      "the cache loses the store, after the changes before (its address withheld)",
+      "the cache closes its subscription, after the changes before (the cause withheld)",
       (f) => {
         f.emit(change("shop/a", 6));
-        f.fake.subscriber?.onClose(
-          new Error("store unavailable: connect ECONNREFUSED 10.0.0.7:2379"),
-        );
+        f.fake.subscriber?.onClose(new Error("the watch subscriber failed: 10.0.0.7:2379"));
       },
-      // The client is told what to do, never where the store is.
-      "DELETE@6 Unavailable: store unavailable: the registrar cannot reach its config store right now; retry later",
+      // The client is told what to do, never why inside the registrar.
+      "DELETE@6 Unavailable: the registrar failed to send this stream's changes; reconnect and resume from the last revision applied",
     ],
     [
       "the client falls more than the backlog behind",

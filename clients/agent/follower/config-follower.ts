@@ -100,6 +100,12 @@ export interface FollowerObserver {
    * transport should drop the connection so the next call opens a new one.
    */
   onDeadConnection?(): void;
+  /**
+   * The registrar's stream started or stopped saying that the registrar
+   * cannot reach its store and serves the view it kept (see
+   * {@link ConfigFollower.registrarStoreUnavailable}).
+   */
+  onRegistrarStore?(unavailable: boolean): void;
 }
 
 /** Options of {@link createConfigFollower}. */
@@ -149,6 +155,12 @@ export interface ConfigFollower {
   readonly services: readonly string[];
   /** The candidates kept although the registrar's state lacks them (see `vanish-guard.ts`). */
   readonly held: ReadonlyMap<string, HeldCandidate>;
+  /**
+   * Whether the current stream's last SYNCED or KEEPALIVE said the registrar
+   * cannot reach its store (it serves the view it kept through the loss);
+   * false without a stream.
+   */
+  readonly registrarStoreUnavailable: boolean;
   /** Starts following. Idempotent. */
   start(): void;
   /**
@@ -242,7 +254,13 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
     onReconnect: () => observer.onReconnect?.(),
     onError: (operation, error) => observer.onError?.(operation, error),
     onDeadConnection: () => observer.onDeadConnection?.(),
+    onRegistrarStore: (unavailable) => {
+      if (unavailable === registrarStoreUnavailable) return;
+      registrarStoreUnavailable = unavailable;
+      observer.onRegistrarStore?.(unavailable);
+    },
   });
+  let registrarStoreUnavailable = false;
   let follow: FollowState = INITIAL_FOLLOW_STATE;
   let mode: FollowMode = configuredMode;
   let cycle: AbortController | undefined;
@@ -294,6 +312,9 @@ export function createConfigFollower(options: ConfigFollowerOptions): ConfigFoll
     },
     get mode() {
       return mode;
+    },
+    get registrarStoreUnavailable() {
+      return registrarStoreUnavailable;
     },
     get services() {
       return imported.services;

@@ -51,6 +51,12 @@ export interface WatchLoopOptions {
   onError?(operation: ImportOperation, error: Error): void;
   /** Called when a stream went silent past the keep-alive timeout. */
   onDeadConnection?(): void;
+  /**
+   * Called with what each SYNCED and KEEPALIVE says of the registrar's store
+   * (`store_unavailable`: it serves the view it kept through a store loss),
+   * and with false when a stream ends (nothing is known of the next one yet).
+   */
+  onRegistrarStore?(unavailable: boolean): void;
 }
 
 /** A reconnect loop; see the module comment. */
@@ -99,9 +105,15 @@ export function createWatchLoop(options: WatchLoopOptions): WatchLoop {
       onEvent: (event) => {
         options.onStreamEvent?.(EVENT_LABELS[event.type] ?? "unknown");
         const next = step(session, event, imported.resumePoint);
+        const marker =
+          event.type === WatchEventType.KEEPALIVE || event.type === WatchEventType.SYNCED;
+        if (marker) options.onRegistrarStore?.(event.storeUnavailable);
         const quiet = event.type === WatchEventType.KEEPALIVE && next.effects.length === 0;
         // A keep-alive on a live stream confirms the state: held projections may run out.
-        if (quiet && next.session.phase === "live") imported.confirmed();
+        // Not one from a registrar without its store: its view may be old.
+        if (quiet && next.session.phase === "live" && !event.storeUnavailable) {
+          imported.confirmed();
+        }
         for (const effect of next.effects) {
           if (effect.type === "synced") {
             imported.synced(effect.resumed, effect.revision, effect.changes);
@@ -121,6 +133,7 @@ export function createWatchLoop(options: WatchLoopOptions): WatchLoop {
     async run(signal) {
       while (!signal.aborted) {
         const outcome = await streamOnce(signal);
+        options.onRegistrarStore?.(false);
         if (signal.aborted) return;
         options.onReconnect?.();
         if (outcome.error !== undefined) {

@@ -2,17 +2,34 @@
  * The config cache's subscribers (one per watch stream) and the fan-out of
  * each batch of change records to them: every subscriber gets the events of
  * its view and services, synchronously, in revision order. A subscriber
- * whose callback throws is closed (logged), never the cache.
+ * whose callback throws is closed (logged, and told through its `onClose`),
+ * never the cache.
  */
 import type { Logger } from "../../runtime/logger.js";
 import { type EventFilter, eventsFor } from "./change-log.js";
 import type { CacheEvent, ChangeRecord } from "./projection-index.js";
 
+/** Why a subscriber was closed: its own `onEvents` threw (the cause). */
+export class SubscriberFailedError extends Error {
+  override readonly name = "SubscriberFailedError";
+  constructor(cause: unknown) {
+    super(
+      `the watch subscriber failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+  }
+}
+
 /** What a subscriber is fed: its filter, its events, and why it was closed. */
 export interface SubscriberOptions extends EventFilter {
   /** Receives every later matching change, synchronously, in revision order. */
   readonly onEvents: (events: CacheEvent[]) => void;
-  /** Called once when the cache closes it with an error; the subscription is then over. */
+  /**
+   * Called once when the subscriber is closed with an error (its own
+   * `onEvents` threw: a {@link SubscriberFailedError}); it is then over.
+   */
   readonly onClose: (error: Error) => void;
 }
 
@@ -56,6 +73,11 @@ export function createSubscribers(logger: Logger): Subscribers {
           logger.error({ err: error }, "watch subscriber failed; closing it");
           sub.active = false;
           subscribers.delete(sub);
+          try {
+            sub.options.onClose(new SubscriberFailedError(error));
+          } catch (closing) {
+            logger.error({ err: closing }, "closing a failed watch subscriber failed too");
+          }
         }
       }
     },

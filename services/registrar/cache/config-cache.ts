@@ -7,6 +7,12 @@
  * kvstore watch store: list, then watch, an explicit synced state, and a
  * re-list that sweeps stale entries after the store was lost.
  *
+ * A store loss keeps the subscribers: they keep the last synced view (AP,
+ * like the agents' last-known caches), new ones are served it too, and the
+ * re-listing once the store is back reaches them as ordinary changes
+ * (stale-then-sweep), so an outage costs no reconnect storm and no
+ * re-snapshot. Only the first sync must come from a store that answers.
+ *
  * This file is the shell: the connect loop (list, then follow the store with
  * `store-follow.ts`, back off after a loss), the state and its waiters. What
  * it holds is synchronous and timer-free (`cache-contents.ts`): the projection
@@ -49,7 +55,11 @@ export interface SubscribeOptions {
   readonly resumeRevision: number;
   /** Receives every later matching change, synchronously, in revision order. */
   readonly onEvents: (events: CacheEvent[]) => void;
-  /** Called once when the cache loses the store; the subscription is then over. */
+  /**
+   * Called once if the cache closes the subscription with an error (a
+   * failing subscriber); the subscription is then over. A store loss does
+   * not close subscriptions, and a stop closes them without a call.
+   */
   readonly onClose: (error: Error) => void;
 }
 
@@ -102,6 +112,12 @@ export interface ConfigCache {
   readonly revision: number;
   /** Why the store is unavailable, while it is (and after a stop while it was). */
   readonly lastError: Error | undefined;
+  /**
+   * Whether {@link ConfigCache.subscribe} serves: while synced, and while the
+   * store is unavailable after a first sync (the view retained through the
+   * loss, at `revision`). False before the first sync and after a stop.
+   */
+  readonly serving: boolean;
   /** Starts following the store (list, then watch, retrying forever). */
   start(): void;
   /** Resolves once the cache has synced for the first time (or rejects when stopped first). */
@@ -114,8 +130,11 @@ export interface ConfigCache {
   /** Stops following the store; subscriptions are closed without an error callback. */
   stop(): Promise<void>;
   /**
-   * Subscribes to changes. Throws {@link StoreUnavailableError} while the cache
-   * is not synced (callers turn it into UNAVAILABLE).
+   * Subscribes to changes. Throws {@link StoreUnavailableError} unless the
+   * cache is {@link ConfigCache.serving} (callers turn it into UNAVAILABLE).
+   * A subscription lives through a store loss: it keeps the last synced view,
+   * and once the store is back the re-listing's differences reach it as
+   * ordinary events. Only a stop ends it from this side.
    */
   subscribe(options: SubscribeOptions): Subscription;
   /**
@@ -171,6 +190,20 @@ type Connection =
   | { readonly state: "unavailable"; readonly error: Error; readonly interrupt?: () => void }
   | { readonly state: "stopped"; readonly error: Error | undefined };
 
+/** Whether a cache in `conn` serves subscribers: synced, or unavailable after a first sync. */
+function servesRetained(conn: Connection, everSynced: boolean): boolean {
+  return conn.state === "synced" || (conn.state === "unavailable" && everSynced);
+}
+
+/** The error of a call the cache cannot serve, given why the store is unavailable (if known). */
+function notServing(error: Error | undefined): StoreUnavailableError {
+  return new StoreUnavailableError(
+    error === undefined
+      ? "the registrar has not synced with the store yet"
+      : `store unavailable: ${error.message}`,
+  );
+}
+
 /** Creates a cache over a store; call `start()` to begin following it. */
 export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   const { store } = options;
@@ -211,14 +244,16 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     synced.open();
   }
 
-  /** Marks the store lost: closes the subscribers, which must re-subscribe once it is back. */
+  /** Marks the store lost; the subscribers stay (see the module comment). */
   function markUnavailable(error: Error): void {
     if (conn.state === "synced") {
-      logger.error({ err: error.message }, "store lost; closing watch streams until it is back");
+      logger.error(
+        { err: error.message, revision: contents.revision, subscribers: contents.subscribers },
+        "store lost; watch streams keep the last synced view until it is back",
+      );
     }
     conn = { state: "unavailable", error };
     settled.open();
-    contents.closeSubscribers(new StoreUnavailableError(`store unavailable: ${error.message}`));
   }
 
   /** Waits `ms` before the next attempt; stop() cuts it short. */
@@ -269,15 +304,12 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     }
   }
 
-  /** Throws {@link StoreUnavailableError} unless the cache is synced. */
-  const checkSynced = (): void => {
-    if (conn.state === "synced") return;
-    const error = lastError();
-    throw new StoreUnavailableError(
-      error === undefined
-        ? "the registrar has not synced with the store yet"
-        : `store unavailable: ${error.message}`,
-    );
+  /** Whether subscribe() serves: synced, or unavailable with the view of an earlier sync. */
+  const serving = (): boolean => servesRetained(conn, synced.synced);
+
+  /** Throws {@link StoreUnavailableError} unless the cache is synced (or `retained` allows the view kept through a loss). */
+  const checkSynced = (retained = false): void => {
+    if (conn.state !== "synced" && !(retained && serving())) throw notServing(lastError());
   };
 
   return {
@@ -312,8 +344,11 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       checkSynced();
       return { entries: contents.snapshot(services, view), revision: contents.revision };
     },
+    get serving() {
+      return serving();
+    },
     subscribe(subscribeOptions) {
-      checkSynced();
+      checkSynced(true);
       return contents.subscribe(subscribeOptions);
     },
     stats: () => ({ ...index.stats(), subscribers: contents.subscribers }),

@@ -43,7 +43,7 @@ import {
   type StoredProjection,
   StoreUnavailableError,
 } from "../store/config-store.js";
-import { storeUnavailable } from "./client-errors.js";
+import { STORE_UNAVAILABLE_MESSAGE, storeUnavailable } from "./client-errors.js";
 import { usesBinaryCodec, withEncodedMessages } from "./encoded-messages.js";
 import { createKeptListings } from "./kept-listings.js";
 import { createListing } from "./listing.js";
@@ -291,15 +291,19 @@ export function createConfigService(
     }
   }
 
+  /**
+   * The registrar's status; while the store is unavailable after a first
+   * sync, the view kept through the loss (`synced` false, `storeError`
+   * set). UNAVAILABLE before the first sync: there is nothing to show.
+   */
   function getConfigStatus(): GetConfigStatusResponse {
-    if (cache.state !== "synced") {
-      throw new ConnectError(
-        cache.lastError === undefined
-          ? "the registrar has not synced with the store yet"
-          : `store unavailable: ${cache.lastError.message}`,
-        Code.Unavailable,
+    if (!cache.serving) {
+      throw storeUnavailable(
+        new StoreUnavailableError(cache.lastError?.message ?? "not synced"),
+        cache.lastError === undefined,
       );
     }
+    const synced = cache.state === "synced";
     const summary = summarizeStatus({
       entries: cache.entries(),
       rejections: cache.rejections(),
@@ -310,7 +314,8 @@ export function createConfigService(
       cluster: options.origin,
       controlCluster: policy.controlCluster ?? "",
       store: options.storeKind ?? store.kind,
-      synced: true,
+      synced,
+      storeError: synced ? "" : STORE_UNAVAILABLE_MESSAGE,
       revision: BigInt(cache.revision),
       origins: summary.origins,
       rejections: summary.rejections,

@@ -11,7 +11,7 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { CacheEvent, ConfigCache, InitialSync, Subscription } from "../cache/config-cache.js";
-import { storeUnavailable } from "./client-errors.js";
+import { subscriptionFailed } from "./client-errors.js";
 import type { FanoutTracker } from "./fanout-tracker.js";
 import type { WatchQuery } from "./request-checks.js";
 import { createOutbox, type Outbox, type OutboxItem } from "./watch-outbox.js";
@@ -45,8 +45,8 @@ export interface PushParts {
   readonly itemOf: (event: CacheEvent) => OutboxItem;
   /** The frames of a subscription's initial sync, SYNCED last (made per stream). */
   readonly initialItems: (initial: InitialSync) => Iterator<OutboxItem>;
-  /** A KEEPALIVE frame at `revision`. */
-  readonly keepaliveFrame: (revision: number) => Uint8Array;
+  /** A KEEPALIVE frame at `revision`, flagged while the cache serves the view kept through a store loss. */
+  readonly keepaliveFrame: (revision: number, storeUnavailable: boolean) => Uint8Array;
   /** The fan-out of live changes, shared with every stream. */
   readonly fanout: FanoutTracker;
   /** Told each change's fan-out time, once its last stream wrote it. */
@@ -79,7 +79,7 @@ export async function waitUntilSynced(
  * the cache has left `starting`, {@link PushedStream.keepalive} on a shared
  * tick, {@link PushedStream.drain} when the server drains and
  * {@link PushedStream.close} when the client went away; the stream ends its
- * sink exactly once (OK; UNAVAILABLE when the store is lost; RESOURCE_EXHAUSTED
+ * sink exactly once (OK; UNAVAILABLE when the registrar failed to feed it; RESOURCE_EXHAUSTED
  * when the client falls behind) and then calls `onFinish`.
  */
 export class PushedStream {
@@ -114,7 +114,7 @@ export class PushedStream {
         view: this.query.view,
         resumeRevision: this.query.resumeRevision,
         onEvents: this.onEvents,
-        onClose: (error) => this.finish(storeUnavailable(error)),
+        onClose: () => this.finish(subscriptionFailed()),
       });
     } catch (error) {
       this.finish(error);
@@ -139,7 +139,8 @@ export class PushedStream {
   /** Sends a KEEPALIVE when the stream is live and idle. */
   keepalive(): void {
     if (this.ended || !this.outbox.idle) return;
-    const frame = this.parts.keepaliveFrame(this.parts.cache.revision);
+    const { cache } = this.parts;
+    const frame = this.parts.keepaliveFrame(cache.revision, cache.state === "unavailable");
     this.outbox.push([{ frame, change: undefined }]);
   }
 

@@ -57,12 +57,14 @@ export function eventResponse(event: CacheEvent, binary: boolean): WatchConfigRe
  * The responses a subscription starts with, in order: for a snapshot, a
  * SNAPSHOT per entry at the snapshot's revision; for a replay, the response
  * of each replayed change ({@link eventResponse}); then SYNCED at the
- * initial sync's revision, `resumed` for a replay. Lazy: a projection is
+ * initial sync's revision, `resumed` for a replay and `storeUnavailable`
+ * when the subscription was served the view kept through a store loss. Lazy: a projection is
  * decoded (on a JSON stream) only when its response is taken.
  */
 export function* initialResponses(
   initial: InitialSync,
   binary: boolean,
+  storeUnavailable = false,
 ): Generator<WatchConfigResponse, void, undefined> {
   if (initial.kind === "snapshot") {
     for (const entry of initial.entries) {
@@ -81,13 +83,19 @@ export function* initialResponses(
     type: WatchEventType.SYNCED,
     revision: BigInt(initial.revision),
     resumed: initial.kind === "replay",
+    storeUnavailable,
   });
 }
 
-/** A KEEPALIVE response at `revision` (the revision the cache is at). */
-export function keepaliveResponse(revision: number): WatchConfigResponse {
+/**
+ * A KEEPALIVE response at `revision` (the revision the cache is at),
+ * `storeUnavailable` while the cache serves the view it kept through a
+ * store loss.
+ */
+export function keepaliveResponse(revision: number, storeUnavailable = false): WatchConfigResponse {
   return create(WatchConfigResponseSchema, {
     type: WatchEventType.KEEPALIVE,
     revision: BigInt(revision),
+    storeUnavailable,
   });
 }

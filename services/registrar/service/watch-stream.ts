@@ -30,7 +30,7 @@ import type { CacheEvent, ConfigCache } from "../cache/config-cache.js";
 import type { RegistrarMetrics } from "../registrar-metrics.js";
 import { admitOneMore } from "../server/admission-rules.js";
 import type { Refusals } from "../server/refusals.js";
-import { storeUnavailable } from "./client-errors.js";
+import { subscriptionFailed } from "./client-errors.js";
 import { createFanoutTracker, type FanoutTracker } from "./fanout-tracker.js";
 import type { WatchQuery } from "./request-checks.js";
 import { frameMessage } from "./watch-lane-protocol.js";
@@ -67,8 +67,10 @@ export interface WatchStreams {
   /**
    * The responses of one stream for a checked request, until `signal` (the
    * client went away) or the drain signal aborts, or the stream fails: with
-   * the cache's StoreUnavailableError when the cache is not synced, a
-   * ConnectError UNAVAILABLE when it loses the store, and RESOURCE_EXHAUSTED
+   * the cache's StoreUnavailableError when the cache has never synced (a
+   * store loss after that does not end it: the stream keeps the retained
+   * view and says so in its keep-alives), a ConnectError UNAVAILABLE when
+   * the registrar failed to feed it, and RESOURCE_EXHAUSTED
    * when the client falls behind or when `maxStreams` are open already
    * (before anything is sent). Its subscription ends with the stream.
    */
@@ -160,18 +162,23 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
         for (const event of events) fanout.handed(event.revision, now);
         queue.push(...events.map((event) => responseOf(event, binary)));
       },
-      onClose: (error) => queue.fail(storeUnavailable(error)),
+      onClose: () => queue.fail(subscriptionFailed()),
     });
     const end = () => queue.close();
     signal.addEventListener("abort", end);
     drainSignal?.addEventListener("abort", end);
     if (drainSignal?.aborted) end();
     const keepalive = setInterval(() => {
-      if (queue.size === 0) queue.push(keepaliveResponse(cache.revision));
+      if (queue.size === 0) {
+        queue.push(keepaliveResponse(cache.revision, cache.state === "unavailable"));
+      }
     }, keepaliveMs);
     metrics?.addWatchStreams(1);
     try {
-      for (const response of initialResponses(subscription.initial, binary)) yield response;
+      const storeUnavailable = cache.state === "unavailable";
+      for (const response of initialResponses(subscription.initial, binary, storeUnavailable)) {
+        yield response;
+      }
       for await (const response of queue) {
         yield response;
         // Resumed: the response was written (the server asks for the next one after writing it).
@@ -256,7 +263,7 @@ function pushPartsFor(
   const items = new WeakMap<CacheEvent, OutboxItem>();
   const frameOf = (response: WatchConfigResponse): Uint8Array =>
     frameMessage(toBinary(WatchConfigResponseSchema, response));
-  let keepaliveMemo: { revision: number; frame: Uint8Array } | undefined;
+  let keepaliveMemo: { revision: number; storeUnavailable: boolean; frame: Uint8Array } | undefined;
   return {
     cache,
     maxBacklog,
@@ -271,13 +278,17 @@ function pushPartsFor(
       return item;
     },
     *initialItems(initial) {
-      for (const response of initialResponses(initial, true)) {
+      for (const response of initialResponses(initial, true, cache.state === "unavailable")) {
         yield { frame: frameOf(response), change: undefined };
       }
     },
-    keepaliveFrame(revision) {
-      if (keepaliveMemo?.revision !== revision) {
-        keepaliveMemo = { revision, frame: frameOf(keepaliveResponse(revision)) };
+    keepaliveFrame(revision, storeUnavailable) {
+      if (
+        keepaliveMemo?.revision !== revision ||
+        keepaliveMemo.storeUnavailable !== storeUnavailable
+      ) {
+        const frame = frameOf(keepaliveResponse(revision, storeUnavailable));
+        keepaliveMemo = { revision, storeUnavailable, frame };
       }
       return keepaliveMemo.frame;
     },
