@@ -39,6 +39,22 @@ describe("etcd attempt plan", () => {
       { endpointCount: 2, attempts: 1, elapsedMs: 400 },
       { deadlineMs: 1_600 },
     ],
+    ["a write: all the time, first", { write: true }, { deadlineMs: 2_000 }],
+    [
+      "a write whose attempt may have been sent: never again",
+      { write: true, attempts: 1, elapsedMs: 700, lastFailedHost: true, lastUnsent: false },
+      undefined,
+    ],
+    [
+      "a write never sent: again, with all that is left",
+      { write: true, attempts: 1, elapsedMs: 5, lastUnsent: true },
+      { deadlineMs: 1_995 },
+    ],
+    [
+      "a write never sent, every member tried",
+      { write: true, attempts: 3, elapsedMs: 15, lastUnsent: true },
+      undefined,
+    ],
     [
       "five endpoints, short timeout: a floor on the share",
       { endpointCount: 5, timeoutMs: 1_000 },

@@ -9,8 +9,14 @@
  * attempt used all the time, and the retry on a healthy member failed at
  * once, setting that member aside too. Here every attempt but the last gets
  * a share of the request's time, so a silent member costs a short, bounded
- * detour, and the last attempt gets whatever is left. Synchronous and free of
- * I/O.
+ * detour, and the last attempt gets whatever is left.
+ *
+ * A write (a request that makes a revision) is tried again only when its
+ * attempt never left this process (no connection to the member it picked:
+ * gRPC fails such a call before it opens a stream), since a write that may
+ * have reached a member may also have applied; etcd's Go client draws the
+ * same line. Each of its attempts gets all the time left, as one attempt
+ * with the whole deadline did. Synchronous and free of I/O.
  */
 
 /** The shortest deadline an attempt is given while others may follow, in milliseconds. */
@@ -34,13 +40,18 @@ export interface AttemptState {
    * time, unreachable; see `failsHost`); ignored before the first attempt.
    */
   readonly lastFailedHost: boolean;
+  /** Whether the request makes a revision (see the module comment); default false. */
+  readonly write?: boolean;
+  /** Whether the last failed attempt never left this process; ignored before the first attempt. */
+  readonly lastUnsent?: boolean;
 }
 
 /**
  * The next attempt of a request: `{ deadlineMs }` (relative to now) or
  * undefined when the request has failed for good. The first attempt is
  * always made. Another follows only after a failure that counts against the
- * member (an answer that refuses the request is final), with fewer attempts
+ * member (an answer that refuses the request is final; for a write, only
+ * after an attempt that was never sent), with fewer attempts
  * than endpoints made and at least {@link MIN_RETRY_MS} left. An attempt
  * that may be followed by another gets an equal share of the request's time
  * (at least {@link MIN_ATTEMPT_MS}); the last possible one gets all that is left.
@@ -48,10 +59,12 @@ export interface AttemptState {
 export function planNextAttempt(state: AttemptState): { deadlineMs: number } | undefined {
   const { endpointCount, timeoutMs, attempts, elapsedMs } = state;
   const left = timeoutMs - elapsedMs;
+  const write = state.write === true;
   if (attempts > 0) {
-    if (!state.lastFailedHost || attempts >= endpointCount || left < MIN_RETRY_MS) return undefined;
+    const retryable = write ? state.lastUnsent === true : state.lastFailedHost;
+    if (!retryable || attempts >= endpointCount || left < MIN_RETRY_MS) return undefined;
   }
-  const isLast = attempts + 1 >= endpointCount;
+  const isLast = write || attempts + 1 >= endpointCount;
   if (isLast) return { deadlineMs: Math.max(left, 0) };
   const share = Math.max(MIN_ATTEMPT_MS, Math.floor(timeoutMs / endpointCount));
   return { deadlineMs: Math.max(Math.min(share, left), 0) };

@@ -194,8 +194,9 @@ export function translateEtcdError(error: unknown, what: string): Error {
  * as a safety net, by a timer), spread over at most `endpointCount` members
  * as etcd-attempt-plan.ts says: an attempt that gets no answer in its share
  * of the time sets its member aside and is tried again on another one. With
- * `endpointCount` 1 (the default, and what writes pass: a timed-out write
- * may still apply) it is one attempt with the whole deadline. Rejects with
+ * `endpointCount` 1 (the default) it is one attempt with the whole
+ * deadline; a `write` (a timed-out write may still apply) is tried again
+ * only when its attempt was never sent ({@link neverSent}). Rejects with
  * the error {@link translateEtcdError} makes of the last failure: an
  * unreachable or frozen etcd rejects with {@link StoreUnavailableError}
  * within `timeoutMs`. `request` is called once per attempt, with that
@@ -206,14 +207,24 @@ export async function callEtcd<T>(
   timeoutMs: number,
   request: (callOptions: { deadline: number }) => Promise<T>,
   endpointCount = 1,
+  write = false,
 ): Promise<T> {
   const started = Date.now();
   let attempts = 0;
   let lastError: unknown;
   let lastFailedHost = false;
+  let lastUnsent = false;
   for (;;) {
     const elapsedMs = Date.now() - started;
-    const plan = planNextAttempt({ endpointCount, timeoutMs, attempts, elapsedMs, lastFailedHost });
+    const plan = planNextAttempt({
+      endpointCount,
+      timeoutMs,
+      attempts,
+      elapsedMs,
+      lastFailedHost,
+      write,
+      lastUnsent,
+    });
     if (plan === undefined) throw translateEtcdError(lastError, what);
     attempts++;
     try {
@@ -221,8 +232,19 @@ export async function callEtcd<T>(
     } catch (error) {
       lastError = error;
       lastFailedHost = error instanceof AttemptTimeoutError || failsHost(error);
+      lastUnsent = neverSent(error);
     }
   }
+}
+
+/**
+ * Whether a failed call never left this process: gRPC found no connection
+ * to the member it picked (the member is down or refuses connections) and
+ * failed the call before opening a stream (grpc-js's "No connection
+ * established"). Such a call is safe to send again, even a write.
+ */
+export function neverSent(error: unknown): boolean {
+  return error instanceof Error && error.message.includes("No connection established");
 }
 
 /** An attempt that the safety-net timer ended (gRPC's deadline did not). */

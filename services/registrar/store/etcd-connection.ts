@@ -66,11 +66,12 @@ export interface EtcdConnection {
    */
   openWatch(startRevision: number, keyPrefix: string, sink: EtcdWatchSink): () => void;
   /**
-   * Runs one write (a request that makes a revision) as one attempt with
-   * the whole deadline, never retried on another member: an attempt that
-   * timed out on a slow member may still apply, and a retry would write the
-   * same change again at a new revision (every watcher sees it twice). The
-   * caller retries later, when the member that did not answer is set aside.
+   * Runs one write (a request that makes a revision) with the whole
+   * deadline, tried again on another member only when the attempt was never
+   * sent (no connection to the member picked): an attempt that timed out on
+   * a slow member may still apply, and a retry would write the same change
+   * again at a new revision (every watcher sees it twice). The caller
+   * retries later, when the member that did not answer is set aside.
    * Rejects as {@link EtcdConnection.call} does.
    */
   callWrite<T>(
@@ -99,10 +100,11 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
     request: (callOptions: { deadline: number }) => Promise<T>,
     revision: number | undefined,
     attemptsOver: number,
+    write = false,
   ): Promise<T> => {
     if (closed) throw new StoreUnavailableError("the etcd store is closed");
     try {
-      return await callEtcd(what, requestTimeoutMs, request, attemptsOver);
+      return await callEtcd(what, requestTimeoutMs, request, attemptsOver, write);
     } catch (error) {
       if (revision !== undefined && error instanceof Error && error.message.includes(COMPACTED)) {
         const oldest = await findCompactRevision(revision);
@@ -188,7 +190,7 @@ export function createEtcdConnection(options: EtcdConnectionOptions): EtcdConnec
   return {
     client,
     call,
-    callWrite: (what, request) => callWith(what, request, undefined, 1),
+    callWrite: (what, request) => callWith(what, request, undefined, client.endpointCount, true),
     openWatch,
     currentRevision,
     close: () => {
