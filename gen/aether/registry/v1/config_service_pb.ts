@@ -365,8 +365,9 @@ export type GetConfigStatusResponse = Message<"aether.registry.v1.GetConfigStatu
   export?: ExportStatus | undefined;
 
   /**
-   * Why the registrar is not synced with the store (empty while it is). While
-   * it is not, the rest of this status is the view it last synced.
+   * Why the registrar is not synced with the store, in words for a client (the
+   * cause is in the registrar's log and /readyz); empty while it is synced.
+   * While it is not, the rest of this status is the view it last synced.
    *
    * @generated from field: string store_error = 10;
    */
