@@ -44,6 +44,7 @@ import { type RegistrarProcess, startRegistrarProcess } from "../test/support/re
 import { waitFor } from "../test/support/wait.js";
 import { awaitChange } from "./await-change.js";
 import type { BenchFlags } from "./bench-flags.js";
+import { deployedNodeOptions } from "./deployed-node-options.js";
 import { type HistogramTotals, histogramTotals, observedBetween } from "./hot-stats.js";
 import { readMemory, sampleProcess } from "./proc-stats.js";
 import {
@@ -142,6 +143,8 @@ const DEFAULT_POLL_INTERVAL_MS = 10_000;
 /** The compiled mains, as the container image runs them (no tsx). */
 export const REGISTRAR_JS = resolve(ROOT, "dist/services/registrar/main.js");
 const AGENT_JS = resolve(ROOT, "dist/clients/agent/main.js");
+/** The agent's DaemonSet, whose Node options the agent process runs with. */
+const AGENT_MANIFEST = resolve(ROOT, "deploy/components/agent/agent-daemonset.yaml");
 
 /** Compiles the registrar and agent mains into dist/ the way deploy/Dockerfile does. */
 export function buildMains(): void {
@@ -691,7 +694,11 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
         "--cache-dir",
         join(work, "agent-cache"),
       ],
-      { script: AGENT_JS },
+      // With the Node options of the shipped DaemonSet: its RSS is what a node pays.
+      {
+        script: AGENT_JS,
+        env: { NODE_OPTIONS: await deployedNodeOptions(AGENT_MANIFEST, "agent") },
+      },
     );
     await agentProcess.waitUntilReady(30_000);
     const processColdStartMs = preciseNow() - tAgentSpawn;

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { parseBenchFlags } from "../../bench/bench-flags.js";
+import { deployedNodeOptions } from "../../bench/deployed-node-options.js";
 import {
   HOSTILE_BEGIN,
   HOSTILE_END,
@@ -138,16 +139,14 @@ describe("the hostile benchmark's flags and report", () => {
 });
 
 describe("the hostile bench runs the registrar as the deployment does", () => {
-  it("judges peaks against the manifest's memory limit and defaults to its heap cap", () => {
-    const manifest = parseDocument(
-      readFileSync(join(ROOT, "deploy/base/registrar-deployment.yaml"), "utf8"),
-    ).toJS() as {
+  it("judges peaks against the manifest's memory limit and defaults to its heap cap", async () => {
+    const path = join(ROOT, "deploy/base/registrar-deployment.yaml");
+    const manifest = parseDocument(readFileSync(path, "utf8")).toJS() as {
       spec: {
         template: {
           spec: {
             containers: {
               resources: { limits: { memory: string } };
-              env: { name: string; value?: string }[];
             }[];
           };
         };
@@ -156,9 +155,27 @@ describe("the hostile bench runs the registrar as the deployment does", () => {
     const [container] = manifest.spec.template.spec.containers;
     const limit = /^(\d+)Mi$/.exec(container?.resources.limits.memory ?? "");
     expect(Number(limit?.[1])).toBe(POD_LIMIT_MB);
-    const nodeOptions = container?.env.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+    const nodeOptions = await deployedNodeOptions(path, "registrar");
     const heap = /--max-old-space-size=(\d+)/.exec(nodeOptions);
     const flags = parseBenchFlags(["--hostile"]);
     expect(flags.heapMb).toBe(Number(heap?.[1]));
+  });
+});
+
+describe("deployedNodeOptions", () => {
+  it("reads a container's NODE_OPTIONS from a shipped manifest", async () => {
+    const options = await deployedNodeOptions(
+      join(ROOT, "deploy/components/agent/agent-daemonset.yaml"),
+      "agent",
+    );
+    expect(options).toMatch(/--max-old-space-size=\d+/);
+    expect(options).toContain("--max-semi-space-size=1");
+  });
+
+  it("fails naming the file when the container has none", async () => {
+    const path = join(ROOT, "deploy/components/agent/agent-daemonset.yaml");
+    await expect(deployedNodeOptions(path, "no-such-container")).rejects.toThrow(
+      `${path}: container no-such-container has no NODE_OPTIONS value`,
+    );
   });
 });
