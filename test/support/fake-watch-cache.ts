@@ -21,6 +21,7 @@ export function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
   const settled = new Promise<void>((resolve) => {
     settle = resolve;
   });
+  const availability = new Set<(storeUnavailable: boolean) => void>();
   const fake = {
     state,
     revision: initial.revision,
@@ -37,6 +38,10 @@ export function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
       return fake.revision;
     },
     whenSettled: () => settled,
+    onStoreAvailability(listener: (storeUnavailable: boolean) => void) {
+      availability.add(listener);
+      return () => availability.delete(listener);
+    },
     subscribe(options: SubscribeOptions) {
       const serving = fake.state === "synced" || (fake.state === "unavailable" && fake.retained);
       if (!serving) throw new StoreUnavailableError("the cache is not synced");
@@ -51,6 +56,11 @@ export function fakeCache(state: CacheState, initial: InitialSync = EMPTY) {
       fake.state = to;
       if (to === "synced") fake.retained = true;
       settle();
+    },
+    /** Loses the store (`true`) or gets it back (`false`) and says so, as the cache does. */
+    storeAvailability(storeUnavailable: boolean) {
+      fake.state = storeUnavailable ? "unavailable" : "synced";
+      for (const listener of availability) listener(storeUnavailable);
     },
     /** Reports changes to the subscriber, as the cache does. */
     emit(...events: CacheEvent[]) {

@@ -249,6 +249,39 @@ describe("config cache", () => {
     expect(cache.stats().projections).toBe(2);
   });
 
+  it("says when the store is lost after a sync and when it is back, after the re-listing was published, never at the first sync", async () => {
+    const inner = createMemoryStore({ origin: "hub" });
+    await inner.put(makeProjection("ns/a"));
+    const { store, setDown } = switchableStore(inner);
+    setDown(true);
+    const cache = cacheOver(store);
+    const told: string[] = [];
+    cache.onStoreAvailability((unavailable) =>
+      told.push(`${unavailable ? "lost" : "back"}:${cache.state}`),
+    );
+    cache.onStoreAvailability(() => {
+      throw new Error("a listener that fails");
+    });
+    await waitFor(() => cache.state === "unavailable");
+    setDown(false);
+    await cache.whenSynced();
+    expect(told).toEqual([]);
+    cache.subscribe({
+      view: "all",
+      resumeRevision: 0,
+      onEvents: (events) => told.push(...events.map((e) => `${e.type}:${e.service}`)),
+      onClose: noop,
+    });
+
+    setDown(true);
+    await waitFor(() => cache.state === "unavailable");
+    expect(told).toEqual(["lost:unavailable"]);
+    await inner.delete("ns/a");
+    setDown(false);
+    await waitFor(() => cache.state === "synced", 5_000, "re-sync");
+    expect(told).toEqual(["lost:unavailable", "delete:ns/a", "back:synced"]);
+  });
+
   it("refuses subscribers until its first sync, and after a stop", async () => {
     const inner = createMemoryStore({ origin: "hub" });
     await inner.put(makeProjection("ns/a"));

@@ -167,6 +167,23 @@ describe("a pushed watch stream", () => {
     }
   });
 
+  it("says at once that the store was lost and that it is back, when idle, without waiting for the keep-alive interval", () => {
+    const f = fakeCache("synced");
+    const idle = testSink();
+    const busy = testSink();
+    const streams = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS });
+    streams.attach(QUERY, idle.sink);
+    idle.complete();
+    busy.fullAfter(1);
+    streams.attach(QUERY, busy.sink);
+    f.storeAvailability(true);
+    f.fake.revision = 9;
+    f.storeAvailability(false);
+    expect(idle.frames).toEqual(["SYNCED@5", "KEEPALIVE@5!", "KEEPALIVE@9"]);
+    // A stream with frames still to write says it with its next keep-alive instead.
+    expect(busy.frames).toEqual(["SYNCED@5"]);
+  });
+
   it("ends RESOURCE_EXHAUSTED once more than the backlog is behind, counting frames written but not out", async () => {
     const f = fakeCache("synced");
     const t = testSink();
@@ -222,6 +239,7 @@ describe("a pushed watch stream", () => {
       state: "synced",
       revision: 4,
       whenSettled: () => Promise.resolve(),
+      onStoreAvailability: () => () => {},
       subscribe(options: SubscribeOptions) {
         subscribers.push(options);
         return { initial: { kind: "replay", events: [], revision: 4 }, unsubscribe: () => {} };

@@ -116,6 +116,28 @@ describe("a watch stream", () => {
     });
   }
 
+  it("says at once that the store was lost and that it is back, without waiting for the keep-alive interval", async () => {
+    const f = fakeCache("synced");
+    const client = new AbortController();
+    const stream = createWatchStreams({ cache: f.cache, keepaliveMs: HOUR_MS }).open(
+      QUERY,
+      client.signal,
+      false,
+    );
+    const flagged = async () => {
+      const next = await stream.next();
+      return `${label(next)}${next.done !== true && next.value.storeUnavailable ? "!" : ""}`;
+    };
+    expect(await flagged()).toBe("SYNCED@5");
+    f.storeAvailability(true);
+    expect(await flagged()).toBe("KEEPALIVE@5!");
+    f.fake.revision = 9;
+    f.storeAvailability(false);
+    expect(await flagged()).toBe("KEEPALIVE@9");
+    client.abort();
+    expect(await flagged()).toBe("done");
+  });
+
   it("opened while the server drains, sends the initial sync and ends", async () => {
     const f = fakeCache("synced");
     const drain = new AbortController();
@@ -191,6 +213,7 @@ describe("the watch fan-out metric", () => {
       state: "synced",
       revision: 4,
       whenSettled: () => Promise.resolve(),
+      onStoreAvailability: () => () => {},
       subscribe(options: SubscribeOptions) {
         subscribers.push(options);
         return { initial: { kind: "replay", events: [], revision: 4 }, unsubscribe: () => {} };
@@ -228,6 +251,7 @@ describe("the watch fan-out metric", () => {
       state: "synced",
       revision: 4,
       whenSettled: () => Promise.resolve(),
+      onStoreAvailability: () => () => {},
       subscribe(options: SubscribeOptions) {
         subscribers.push(options);
         return { initial: { kind: "replay", events: [], revision: 4 }, unsubscribe: () => {} };

@@ -118,6 +118,14 @@ export interface ConfigCache {
    * loss, at `revision`). False before the first sync and after a stop.
    */
   readonly serving: boolean;
+  /**
+   * Calls `listener` each time the store is lost after a sync (`true`) and
+   * each time it is back (`false`, once the re-listing's differences were
+   * published), after the state changed; returns what removes it. Nothing
+   * else changes then for an idle stream, so this is how a stream can tell
+   * its client at once rather than at its next keep-alive.
+   */
+  onStoreAvailability(listener: (storeUnavailable: boolean) => void): () => void;
   /** Starts following the store (list, then watch, retrying forever). */
   start(): void;
   /** Resolves once the cache has synced for the first time (or rejects when stopped first). */
@@ -232,8 +240,21 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   const lastError = (): Error | undefined =>
     conn.state === "unavailable" || conn.state === "stopped" ? conn.error : undefined;
 
+  const availabilityListeners = new Set<(storeUnavailable: boolean) => void>();
+  /** Tells the listeners the store was lost or is back; a failing one is logged, never stops the cache. */
+  function announceAvailability(storeUnavailable: boolean): void {
+    for (const listener of availabilityListeners) {
+      try {
+        listener(storeUnavailable);
+      } catch (error) {
+        logger.error({ err: error }, "a store availability listener failed");
+      }
+    }
+  }
+
   /** Takes a listing in (stale-then-sweep), marks the cache synced and wakes whoever waits. */
   function onListed(listing: { entries: StoredProjection[]; revision: number }): void {
+    const recovered = conn.state === "unavailable" && synced.synced;
     contents.resync(listing.entries, listing.revision, !synced.synced);
     conn = { state: "synced" };
     settled.open();
@@ -242,11 +263,13 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       "config cache synced",
     );
     synced.open();
+    if (recovered) announceAvailability(false);
   }
 
   /** Marks the store lost; the subscribers stay (see the module comment). */
   function markUnavailable(error: Error): void {
-    if (conn.state === "synced") {
+    const lost = conn.state === "synced";
+    if (lost) {
       logger.error(
         { err: error.message, revision: contents.revision, subscribers: contents.subscribers },
         "store lost; watch streams keep the last synced view until it is back",
@@ -254,6 +277,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     }
     conn = { state: "unavailable", error };
     settled.open();
+    if (lost) announceAvailability(true);
   }
 
   /** Waits `ms` before the next attempt; stop() cuts it short. */
@@ -321,6 +345,10 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     },
     get lastError() {
       return lastError();
+    },
+    onStoreAvailability(listener) {
+      availabilityListeners.add(listener);
+      return () => availabilityListeners.delete(listener);
     },
     start() {
       if (loop !== undefined || stopped()) return;

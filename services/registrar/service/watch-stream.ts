@@ -7,10 +7,13 @@
  * keep-alive interval. Changes wait in a bounded backlog for a slow client:
  * one that falls further behind is ended with RESOURCE_EXHAUSTED (it resumes
  * from the last revision it applied). A stream ends cleanly (OK) when its
- * client goes away or the server drains, and with UNAVAILABLE when the cache
- * loses the store. At most `maxStreams` are open at once (waiting for the
+ * client goes away or the server drains, and with UNAVAILABLE when the
+ * registrar failed to feed it; a store loss does not end it (it keeps the
+ * view the cache retained, and its keep-alives say the store is lost). At most `maxStreams` are open at once (waiting for the
  * cache included): one more is refused with RESOURCE_EXHAUSTED, telling the
- * client to retry later, and counted as a refusal.
+ * client to retry later, and counted as a refusal. When the cache loses the
+ * store or gets it back, every idle stream gets a KEEPALIVE saying so at
+ * once (one that is busy says it on its next one).
  *
  * What a stream holds is bounded: the backlog by `maxBacklog` events, and
  * what is on its way to a client that does not read by HTTP/2 flow control
@@ -139,6 +142,12 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
       tick = undefined;
     }
   };
+  // The streams served by generators, each a function that queues a keep-alive when it is idle.
+  const nudges = new Set<() => void>();
+  cache.onStoreAvailability(() => {
+    for (const stream of pushed) stream.keepalive();
+    for (const nudge of nudges) nudge();
+  });
   const isChange = (response: WatchConfigResponse): boolean =>
     response.type === WatchEventType.UPSERT || response.type === WatchEventType.DELETE;
 
@@ -168,11 +177,13 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
     signal.addEventListener("abort", end);
     drainSignal?.addEventListener("abort", end);
     if (drainSignal?.aborted) end();
-    const keepalive = setInterval(() => {
+    const nudge = () => {
       if (queue.size === 0) {
         queue.push(keepaliveResponse(cache.revision, cache.state === "unavailable"));
       }
-    }, keepaliveMs);
+    };
+    const keepalive = setInterval(nudge, keepaliveMs);
+    nudges.add(nudge);
     metrics?.addWatchStreams(1);
     try {
       const storeUnavailable = cache.state === "unavailable";
@@ -196,6 +207,7 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
       throw error;
     } finally {
       clearInterval(keepalive);
+      nudges.delete(nudge);
       subscription.unsubscribe();
       signal.removeEventListener("abort", end);
       drainSignal?.removeEventListener("abort", end);

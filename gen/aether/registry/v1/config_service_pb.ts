@@ -267,6 +267,7 @@ export type WatchConfigResponse = Message<"aether.registry.v1.WatchConfigRespons
    * On SYNCED and KEEPALIVE: true while the registrar cannot reach its store
    * and serves the view it last synced (at `revision`). The stream stays open;
    * the changes made meanwhile arrive as ordinary events once the store is back.
+   * An idle stream gets a KEEPALIVE when the store is lost and when it is back.
    *
    * @generated from field: bool store_unavailable = 7;
    */
