@@ -120,19 +120,23 @@ describe.each(E2E_TRANSPORTS)("e2e over %s: fleet status", (transport) => {
       async () => {
         answer = await fleet();
         const version = answer.services.find((s) => s.service === CHECKOUT)?.version ?? "";
+        const agentsInSync = (service: string, cluster: string) =>
+          answer?.services
+            .find((s) => s.service === service)
+            ?.clusters.find((c) => c.cluster === cluster)?.agents?.inSync;
         return (
           version !== "" &&
           cell(answer, CHECKOUT, "east") === `IN_SYNC ${version}` &&
           cell(answer, CHECKOUT, "west") === `DRIFTED ${version}` &&
           cell(answer, "shop/cart", "west") !== "absent" &&
-          // east's agent's report of shop/cart is in east's published status
-          answer.services
-            .find((s) => s.service === "shop/cart")
-            ?.clusters.find((c) => c.cluster === "east")?.agents?.inSync === 1
+          // Each spoke's agent's report is in its cluster's published status (an agent that
+          // reported before its first import counts as behind until its next report).
+          agentsInSync("shop/cart", "east") === 1 &&
+          agentsInSync(CHECKOUT, "west") === 1
         );
       },
       20_000,
-      "the hub's fleet view to show east in sync and west drifted on shop/checkout",
+      "the hub's fleet view to show east in sync and west drifted on shop/checkout, each with its agent",
     );
     const view = answer as GetFleetStatusResponse;
     expect(view.clusters.map((c) => [c.cluster, c.stale])).toEqual([
