@@ -29,7 +29,7 @@ import {
   type StoredProjection,
   StoreUnavailableError,
 } from "../store/config-store.js";
-import { createCacheContents, type InitialSync } from "./cache-contents.js";
+import { type CacheContents, createCacheContents, type InitialSync } from "./cache-contents.js";
 import type { CachedProjection } from "./cached-projection.js";
 import type { DeleteHold } from "./delete-holds.js";
 import type { ImportObserver } from "./import-guard.js";
@@ -240,18 +240,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
   const lastError = (): Error | undefined =>
     conn.state === "unavailable" || conn.state === "stopped" ? conn.error : undefined;
 
-  const availabilityListeners = new Set<(storeUnavailable: boolean) => void>();
-  /** Tells the listeners the store was lost or is back; a failing one is logged, never stops the cache. */
-  function announceAvailability(storeUnavailable: boolean): void {
-    for (const listener of availabilityListeners) {
-      try {
-        listener(storeUnavailable);
-      } catch (error) {
-        logger.error({ err: error }, "a store availability listener failed");
-      }
-    }
-  }
-
+  const availability = createAvailabilityListeners(logger);
   /** Takes a listing in (stale-then-sweep), marks the cache synced and wakes whoever waits. */
   function onListed(listing: { entries: StoredProjection[]; revision: number }): void {
     const recovered = conn.state === "unavailable" && synced.synced;
@@ -263,7 +252,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       "config cache synced",
     );
     synced.open();
-    if (recovered) announceAvailability(false);
+    if (recovered) availability.announce(false);
   }
 
   /** Marks the store lost; the subscribers stay (see the module comment). */
@@ -277,7 +266,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     }
     conn = { state: "unavailable", error };
     settled.open();
-    if (lost) announceAvailability(true);
+    if (lost) availability.announce(true);
   }
 
   /** Waits `ms` before the next attempt; stop() cuts it short. */
@@ -346,10 +335,7 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     get lastError() {
       return lastError();
     },
-    onStoreAvailability(listener) {
-      availabilityListeners.add(listener);
-      return () => availabilityListeners.delete(listener);
-    },
+    onStoreAvailability: availability.add,
     start() {
       if (loop !== undefined || stopped()) return;
       loop = run().catch((error: unknown) => {
@@ -379,6 +365,19 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
       checkSynced(true);
       return contents.subscribe(subscribeOptions);
     },
+    ...contentsReads(contents),
+  };
+}
+
+/** What the cache answers straight from its contents, whatever its state. */
+function contentsReads(
+  contents: CacheContents,
+): Pick<
+  ConfigCache,
+  "stats" | "rejections" | "conflicts" | "entries" | "holds" | "releaseHolds" | "readmit"
+> {
+  const { index } = contents;
+  return {
     stats: () => ({ ...index.stats(), subscribers: contents.subscribers }),
     rejections: () => index.rejections(),
     conflicts: () => index.conflicts(),
@@ -386,5 +385,29 @@ export function createConfigCache(options: ConfigCacheOptions): ConfigCache {
     holds: () => contents.holds(),
     releaseHolds: (origin) => contents.releaseHolds(origin),
     readmit: () => contents.readmit(),
+  };
+}
+
+/**
+ * The listeners of {@link ConfigCache.onStoreAvailability}: `add` returns
+ * what removes one; `announce` calls each, and one that throws is logged,
+ * never stops the cache or the others.
+ */
+function createAvailabilityListeners(logger: Logger) {
+  const listeners = new Set<(storeUnavailable: boolean) => void>();
+  return {
+    add(listener: (storeUnavailable: boolean) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    announce(storeUnavailable: boolean): void {
+      for (const listener of listeners) {
+        try {
+          listener(storeUnavailable);
+        } catch (error) {
+          logger.error({ err: error }, "a store availability listener failed");
+        }
+      }
+    },
   };
 }

@@ -103,19 +103,7 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
   let open = 0;
   // The fan-out of each live change: handed to streams by the cache's publish, written by each.
   const fanout = createFanoutTracker();
-  // One response per live change and encoding, made for the first stream it goes to and shared
-  // by the others (the cache hands every stream the same event objects).
-  const binaryResponses = new WeakMap<CacheEvent, WatchConfigResponse>();
-  const jsonResponses = new WeakMap<CacheEvent, WatchConfigResponse>();
-  const responseOf = (event: CacheEvent, binary: boolean): WatchConfigResponse => {
-    const made = binary ? binaryResponses : jsonResponses;
-    let response = made.get(event);
-    if (response === undefined) {
-      response = eventResponse(event, binary);
-      made.set(event, response);
-    }
-    return response;
-  };
+  const responseOf = sharedResponses();
   const pushParts = pushPartsFor(
     cache,
     maxBacklog,
@@ -257,6 +245,25 @@ export function createWatchStreams(options: WatchStreamsOptions): WatchStreams {
       }
       return () => stream.close();
     },
+  };
+}
+
+/**
+ * The response of a live change in one encoding, made for the first stream
+ * it goes to and shared by the others (the cache hands every stream the same
+ * event objects; the responses go when the events do).
+ */
+function sharedResponses(): (event: CacheEvent, binary: boolean) => WatchConfigResponse {
+  const binaryResponses = new WeakMap<CacheEvent, WatchConfigResponse>();
+  const jsonResponses = new WeakMap<CacheEvent, WatchConfigResponse>();
+  return (event, binary) => {
+    const made = binary ? binaryResponses : jsonResponses;
+    let response = made.get(event);
+    if (response === undefined) {
+      response = eventResponse(event, binary);
+      made.set(event, response);
+    }
+    return response;
   };
 }
 
