@@ -324,6 +324,8 @@ function createFollower(
     refused(rejection: ReceivedRejection): void;
     /** Called with each change event (UPSERT, DELETE) the stream delivers, as it arrives. */
     received(): void;
+    /** Called when a stream reaches SYNCED (a registrar, maybe another or restarted, serves it). */
+    synced(): void;
   },
 ): ConfigFollower {
   const { metrics, logger, keepaliveTimeoutMs } = wiring;
@@ -353,6 +355,7 @@ function createFollower(
       onStreamEvent: (type) => {
         metrics.countStreamEvent(type);
         if (type === "upsert" || type === "delete") wiring.received();
+        else if (type === "synced") wiring.synced();
       },
       onReconnect: () => metrics.countReconnect(),
       onModeChange: (mode) => logger.info({ mode }, "follow mode changed"),
@@ -681,6 +684,7 @@ export function createAgent(options: AgentOptions): Agent {
       received: () => {
         receivedAt ??= performance.now();
       },
+      synced: () => reporter?.connected(),
     });
     follower = created;
     if (restored !== undefined && signatures.check !== undefined) {

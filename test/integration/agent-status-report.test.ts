@@ -5,7 +5,8 @@
  * that requires hub's signatures shows in sync (its dependency set and the
  * mesh record); after a hub edit it follows, and a projection signed with a
  * key it does not know shows it rejecting, with the reason; a restarted
- * registrar has it back within an interval or so; an agent that stops is
+ * registrar has it back within an interval or so, and within seconds when
+ * the interval is an hour; an agent that stops is
  * forgotten after three intervals, not before. The registrar answers the
  * interval it is given, and a bad report INVALID_ARGUMENT naming the field
  * (both counted). Over mutual TLS, the table
@@ -180,6 +181,27 @@ describe("agents report what they applied", () => {
     expect(Date.now() - stopped).toBeGreaterThanOrEqual(1_900);
     expect([...registrar.agentReports.reportedServices()]).toEqual([]);
   }, 60_000);
+
+  it("reports again as soon as its stream to a restarted registrar is synced, an hour before its next heartbeat", async () => {
+    const backend = createMemoryBackend();
+    putSigned(backend, "shop/a", 1, hubKey);
+    putSigned(backend, "shop/b", 1, hubKey);
+    const hourly = ["--agent-report-interval", "1h"];
+    let registrar = await startRegistrar(backend, 0, hourly);
+    const port = registrar.address?.port as number;
+    const agent = startAgent(registrar.address?.url as string);
+    await agent.start();
+    const served = { "shop/a": hub(1), "shop/b": hub(1) } as Record<string, ServedVersion>;
+    const totals = () => shown(registrar.agentReports.totals((s) => served[s]));
+    await waitFor(() => totals() === "1/0/0/0", 10_000, "the agent in sync");
+    await registrar.stop();
+    registrars.splice(0);
+    registrar = await startRegistrar(backend, port, hourly);
+    expect(totals()).toBe("0/0/0/0");
+    // Nothing of the agent's changed: it reports on its stream's SYNCED (and the new
+    // registrar's own status write moved the store's revision its report names).
+    await waitFor(() => totals() === "1/0/0/0", 10_000, "the agent reported to the new registrar");
+  }, 30_000);
 
   it("answers the report interval, and INVALID_ARGUMENT naming the field of a bad report, counted", async () => {
     const registrar = await startTestRegistrar([

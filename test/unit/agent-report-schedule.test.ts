@@ -8,6 +8,7 @@ import {
   decideReport,
   INITIAL_SCHEDULE,
   type ReportSchedule,
+  registrarMayNotHave,
   reportAcknowledged,
   reportFailed,
   reportIntervalMs,
@@ -19,7 +20,8 @@ import {
 type Step =
   | { readonly at: number; readonly look: string }
   | { readonly at: number; readonly ok: string; readonly intervalMs: number }
-  | { readonly at: number; readonly fail: number };
+  | { readonly at: number; readonly fail: number }
+  | { readonly at: number; readonly connected: true };
 
 /** Runs steps; a `look` that decides to send marks the report sent. Returns the decisions as text. */
 function run(steps: readonly Step[]): string[] {
@@ -31,10 +33,9 @@ function run(steps: readonly Step[]): string[] {
       if (decision.send) state = reportSent(state);
       return shown(decision);
     }
-    state =
-      "ok" in step
-        ? reportAcknowledged(step.at, step.ok, step.intervalMs)
-        : reportFailed(state, step.at, step.fail);
+    if ("connected" in step) state = registrarMayNotHave(state);
+    else if ("ok" in step) state = reportAcknowledged(step.at, step.ok, step.intervalMs);
+    else state = reportFailed(state, step.at, step.fail);
     return "";
   });
 }
@@ -107,6 +108,32 @@ describe("status report schedule", () => {
         "",
         "wait 2700",
       ],
+    },
+    {
+      name: "a (re)connection sends the unchanged report at once, and ends a retry wait",
+      steps: [
+        { at: 0, look: "a" },
+        { at: 100, ok: "a", intervalMs: 30_000 },
+        { at: 200, look: "a" },
+        { at: 300, connected: true },
+        { at: 300, look: "a" },
+        { at: 400, fail: 60_000 },
+        { at: 500, look: "a" },
+        { at: 600, connected: true },
+        { at: 600, look: "a" },
+      ],
+      decisions: ["send", "", "wait 30100", "", "send", "", "wait 60400", "", "send"],
+    },
+    {
+      name: "a (re)connection while a report is in flight waits for it",
+      steps: [
+        { at: 0, look: "a" },
+        { at: 10, connected: true },
+        { at: 20, look: "a" },
+        { at: 30, ok: "a", intervalMs: 1000 },
+        { at: 40, look: "a" },
+      ],
+      decisions: ["send", "", "wait flight", "", "wait 1030"],
     },
   ] as const)("$name", ({ steps, decisions }) => {
     expect(run(steps)).toEqual(decisions);

@@ -1,7 +1,8 @@
 /**
  * The status reporter's shell (`report/status-reporter.ts`) over a fake
  * client: changes during a call are sent once after it, with an increasing
- * sequence under one incarnation; a failure is retried after the backoff and
+ * sequence under one incarnation; a (re)connection sends the report again
+ * at once; a failure is retried after the backoff and
  * logged once per run of failures; a registrar answering UNIMPLEMENTED is
  * logged once at info and not asked again soon, however much changes.
  */
@@ -81,6 +82,22 @@ describe("status reporter", () => {
       [2n, 5n, "inc-1", "node-1"],
     ]);
     expect(results).toEqual(["ok", "ok"]);
+  });
+
+  it("sends the unchanged report again at once when the agent (re)connects to a registrar", async () => {
+    const { client, requests } = fakeClient(() => Promise.resolve());
+    const { reporter: r, results } = reporter(client, () => report(1));
+    r.start();
+    await waitFor(() => results.length === 1);
+    r.changed();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(requests).toHaveLength(1);
+    r.connected();
+    await waitFor(() => results.length === 2);
+    expect(requests.map((q) => [q.sequence, q.revision])).toEqual([
+      [1n, 1n],
+      [2n, 1n],
+    ]);
   });
 
   it("retries a failure after the backoff, logging the run of failures once", async () => {

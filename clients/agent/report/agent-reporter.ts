@@ -57,6 +57,8 @@ export interface AgentReporter {
   refused(refusal: Refusal): void;
   /** Says the agent's state may have changed. */
   changed(): void;
+  /** Says a stream to a registrar reached SYNCED: the report is sent again (the registrar may lack it). */
+  connected(): void;
   /** Starts reporting. */
   start(): void;
   /** Stops reporting. */
@@ -109,6 +111,7 @@ export function createAgentReporter(options: AgentReporterOptions): AgentReporte
       reporter.changed();
     },
     changed: () => reporter.changed(),
+    connected: () => reporter.connected(),
     start: () => reporter.start(),
     stop: () => reporter.stop(),
   };

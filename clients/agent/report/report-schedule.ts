@@ -7,6 +7,8 @@
  * - A report is sent when its content differs from the one the registrar
  *   last acknowledged, and, unchanged, once the report interval since the
  *   last response has passed.
+ * - A (re)connection to a registrar sends it again at once: a restarted
+ *   registrar, or another replica, knows nothing of this agent yet.
  * - After a failure nothing is sent before the retry time the shell chose
  *   (a jittered backoff, or a long wait for a registrar that does not
  *   implement reports); then the report is sent whatever its content, since
@@ -64,6 +66,16 @@ export function reportSent(state: ReportSchedule): ReportSchedule {
 /** The state once the registrar acknowledged, at `now`, the report of content `key`, naming `intervalMs`. */
 export function reportAcknowledged(now: number, key: string, intervalMs: number): ReportSchedule {
   return { inFlight: false, acked: key, dueAt: now + intervalMs, retryAt: undefined };
+}
+
+/**
+ * The state once the agent (re)connected to a registrar (a stream reached
+ * SYNCED): a registrar that restarted, or another replica, may not have the
+ * last report, so it is sent again at once, unchanged or not, and a retry
+ * wait ends (the registrar answers again). A report in flight stays so.
+ */
+export function registrarMayNotHave(state: ReportSchedule): ReportSchedule {
+  return { ...state, acked: undefined, retryAt: undefined };
 }
 
 /** The state once the report failed at `now`, to be tried again `delayMs` later. */

@@ -21,6 +21,7 @@ import {
   decideReport,
   INITIAL_SCHEDULE,
   type ReportSchedule,
+  registrarMayNotHave,
   reportAcknowledged,
   reportFailed,
   reportIntervalMs,
@@ -68,6 +69,8 @@ export interface StatusReporter {
   start(): void;
   /** Says the content may have changed; looked at once per turn of the event loop. */
   changed(): void;
+  /** Says the agent (re)connected to a registrar, which may not have the last report: it is sent again. */
+  connected(): void;
   /** Stops: cancels the call in flight and the timer; resolves once the call ended. */
   stop(): Promise<void>;
 }
@@ -160,6 +163,16 @@ export function createStatusReporter(options: StatusReporterOptions): StatusRepo
     });
   };
 
+  /** Looks at the report once in this turn of the event loop (see `changed`). */
+  const lookAgain = () => {
+    if (queued || !started) return;
+    queued = true;
+    setImmediate(() => {
+      queued = false;
+      step();
+    });
+  };
+
   return {
     incarnation,
     start() {
@@ -167,14 +180,11 @@ export function createStatusReporter(options: StatusReporterOptions): StatusRepo
       started = true;
       step();
     },
-    changed() {
-      if (queued || !started) return;
-      queued = true;
-      setImmediate(() => {
-        queued = false;
-        step();
-      });
+    connected() {
+      schedule = registrarMayNotHave(schedule);
+      lookAgain();
     },
+    changed: lookAgain,
     async stop() {
       aborted.abort();
       clearTimeout(timer);
