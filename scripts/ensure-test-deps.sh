@@ -51,7 +51,8 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   if command -v systemctl >/dev/null 2>&1; then systemctl disable --now etcd >/dev/null 2>&1 || true; fi
   if command -v etcd >/dev/null 2>&1 && command -v etcdctl >/dev/null 2>&1 \
     && command -v openssl >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 \
-    && command -v curl >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
+    && command -v curl >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 \
+    && [ -x /usr/bin/chromium ]; then
     exit 0
   fi
 fi

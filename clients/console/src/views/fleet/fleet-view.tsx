@@ -2,7 +2,9 @@
  * The Fleet view (`#/fleet`, the default): clusters x services, each cell
  * the version a cluster serves and its state, with the filters in the URL
  * (`fleet-filters.ts`), the per-cluster summaries, and the last refresh's
- * error above the grid in space kept for it (nothing shifts). Root:
+ * error above the grid in space kept for it (nothing shifts). Rows come
+ * worst first at the first answer and when the filters change; refreshes
+ * keep that order (`row-order.ts`), so an update moves no row. Root:
  * `section.fleet[data-state=loading|ready|error]`, `ready` once data shows.
  */
 import { useEffect, useMemo, useRef } from "preact/hooks";
@@ -13,7 +15,8 @@ import { ClusterSummaries } from "./cluster-summaries.js";
 import { type FleetFilters, filterQuery, filtersOf } from "./fleet-filters.js";
 import { FleetFiltersForm } from "./fleet-filters-form.js";
 import { FleetGrid } from "./fleet-grid.js";
-import { fleetModel } from "./fleet-model.js";
+import { type FleetModel, fleetModel } from "./fleet-model.js";
+import { keepRowOrder } from "./row-order.js";
 import { useFleetData } from "./use-fleet-data.js";
 import "./fleet.css";
 
@@ -24,15 +27,33 @@ function useSeen(values: readonly string[]): string[] {
   return [...seen.current].sort();
 }
 
+/**
+ * `model` with its rows in the order shown for the same filters before
+ * (`filtersKey`), see `row-order.ts`; a change of filters sorts again.
+ */
+function useStableRows(model: FleetModel | undefined, filtersKey: string): FleetModel | undefined {
+  const shown = useRef<{ key: string; services: string[] } | undefined>(undefined);
+  return useMemo(() => {
+    if (model === undefined) return undefined;
+    const previous = shown.current?.key === filtersKey ? shown.current.services : undefined;
+    const rows = keepRowOrder(previous, model.rows);
+    shown.current = { key: filtersKey, services: rows.map((row) => row.service) };
+    return rows === model.rows ? model : { ...model, rows };
+  }, [model]);
+}
+
 /** The Fleet view. */
 export function FleetView({ client, live, route, navigate, ready }: ViewProps) {
   const filters = filtersOf(route.query);
   const key = JSON.stringify(filters);
   const { changes } = useLive(live);
   const { snapshot, error } = useFleetData(client, filters, changes[0]);
-  const model = useMemo(
-    () => (snapshot === undefined ? undefined : fleetModel(snapshot.response, filters)),
-    [snapshot, key],
+  const model = useStableRows(
+    useMemo(
+      () => (snapshot === undefined ? undefined : fleetModel(snapshot.response, filters)),
+      [snapshot, key],
+    ),
+    key,
   );
   const clusters = useSeen(model?.columns.map((c) => c.cluster) ?? []);
   const namespaces = useSeen(
