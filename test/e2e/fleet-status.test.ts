@@ -3,7 +3,7 @@
  * west), each spoke with an agent and a local source (west's overrides
  * shop/checkout, east's is empty), every process separate over one real
  * etcd. The hub answers GetFleetStatus (and `aetherctl fleet -o json`) for
- * the fleet: (a) every cluster in sync, west's local override as drift of
+ * the fleet, and west answers the same: (a) every cluster in sync, west's local override as drift of
  * exactly shop/checkout in west; (b) an edit on the hub in sync everywhere
  * within seconds; (c) east's agent frozen: east behind, and in sync again
  * once it runs; (d) a projection of an origin the spokes do not trust
@@ -168,6 +168,23 @@ describe.each(E2E_TRANSPORTS)("e2e over %s: fleet status", (transport) => {
         .find((s: { service: string }) => s.service === CHECKOUT)
         .clusters.map((c: { cluster: string; state: string }) => `${c.cluster} ${c.state}`),
     ).toEqual(["east FLEET_STATE_IN_SYNC", "hub FLEET_STATE_IN_SYNC", "west FLEET_STATE_DRIFTED"]);
+    // Any registrar answers for the whole fleet: a spoke's answer is the hub's.
+    const cells = (answer: GetFleetStatusResponse) =>
+      answer.services.flatMap((s) =>
+        s.clusters.map((c) => `${s.service} ${c.cluster} ${cell(answer, s.service, c.cluster)}`),
+      );
+    let westAnswer: GetFleetStatusResponse | undefined;
+    await waitFor(
+      async () => {
+        westAnswer = await configClient(west.url).getFleetStatus({ services: [], limit: 1000 });
+        return JSON.stringify(cells(westAnswer)) === JSON.stringify(cells(view));
+      },
+      10_000,
+      "west's fleet view to be the hub's",
+    );
+    expect(westAnswer?.services.find((s) => s.service === CHECKOUT)?.driftedClusters).toEqual([
+      "west",
+    ]);
   });
 
   it("(b) an edit on the hub is in sync in every cluster within seconds", async () => {
