@@ -19,10 +19,12 @@ const SERVICE = "shop/checkout";
 /** How long a view may take to render its data. */
 const VIEW_TIMEOUT_MS = 30_000;
 
-/** Opens `url` in `page`, waits for `selector`, then for the fonts and a settled frame, and saves `file`. */
-async function capture(page: Page, url: string, selector: string, file: string): Promise<void> {
+/** Opens `url` in `page`, waits for each of `selectors`, then for the fonts and a settled frame, and saves `file`. */
+async function capture(page: Page, url: string, selectors: string[], file: string): Promise<void> {
   await page.goto(url);
-  await page.locator(selector).first().waitFor({ timeout: VIEW_TIMEOUT_MS });
+  for (const selector of selectors) {
+    await page.locator(selector).first().waitFor({ timeout: VIEW_TIMEOUT_MS });
+  }
   await page.evaluate(async () => {
     await document.fonts.ready;
     await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
@@ -42,9 +44,9 @@ const browser = await chromium.launch({
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const base = sandbox.info.console;
-  const heading = `main h1:has-text("${SERVICE.split("/")[1]}")`;
-  await capture(page, `${base}#/service/${SERVICE}`, heading, "service.png");
-  await capture(page, `${base}#/fleet`, "section.fleet[data-state=ready]", "fleet.png");
+  // The projection's facts and its backends' weight bars: the heading alone renders before the data.
+  await capture(page, `${base}#/service/${SERVICE}`, ["dl.facts", ".node-backend"], "service.png");
+  await capture(page, `${base}#/fleet`, ["section.fleet[data-state=ready]"], "fleet.png");
 } finally {
   await browser.close();
   await sandbox.stop();

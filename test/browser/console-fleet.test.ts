@@ -5,8 +5,10 @@
  * service with a cell for every cluster; an edit of a copied manifest
  * reaching the hub's cell without a reload (measured from the file's
  * rename, at most 2 s); filters that narrow the rows and survive a reload;
- * the grid reached and left by keyboard; a 400 px window that scrolls only
- * the grid; screenshots; no console error and no request elsewhere.
+ * an edit settling in every cluster with no layout shift and the rows in
+ * place; the grid reached and left by keyboard; a 400 px window that
+ * scrolls only the grid, and every view fitting 1280 px and 400 px windows;
+ * screenshots; no console error and no request elsewhere.
  */
 import { cp, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -144,6 +146,70 @@ describe("the Fleet view in Chromium against the sandbox", () => {
     expect(versionIn(await cell.textContent())).toMatch(VERSION);
     expect(await page.evaluate("window.notReloaded")).toBe(true);
     expect(errors).toEqual([]);
+  });
+
+  it("moves nothing while an edit settles in every cluster: no layout shift, rows in place", async () => {
+    const { page, errors } = await openConsole(browser, dashboard.url);
+    await ready(page);
+    const CELLS = 'tr[data-service="shop/checkout"] td[data-cluster]';
+    const versions = () =>
+      page
+        .locator(CELLS)
+        .evaluateAll((tds) =>
+          tds.map((td) => /\d\d:\d\d:\d\d\.\d{3}/.exec(td.textContent ?? "")?.[0]),
+        );
+    // Settled first: every cluster serves the hub's version.
+    await expect.poll(async () => new Set(await versions()).size, { timeout: 15_000 }).toBe(1);
+    const before = (await versions())[0];
+    const order = await rowsOf(page);
+    await page.evaluate(`(() => {
+      window.shifts = [];
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.shifts.push(entry.value);
+      }).observe({ type: "layout-shift" });
+    })()`);
+    const file = join(examples, "mesh/shop/checkout-routes.yaml");
+    const text = await readFile(file, "utf8");
+    const temp = join(examples, "mesh/shop/.checkout-routes.yaml.swp");
+    await writeFile(temp, text.replace(/weight: \d+/, "weight: 75"));
+    await rename(temp, file);
+    // Each cluster's cell goes behind and back to in sync on the new version.
+    await expect
+      .poll(
+        async () => {
+          const now = await versions();
+          return new Set(now).size === 1 && now[0] !== before;
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(true);
+    await page.evaluate(
+      "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))",
+    );
+    expect(await page.evaluate("window.shifts")).toEqual([]);
+    expect(await rowsOf(page)).toEqual(order);
+    expect(errors).toEqual([]);
+  });
+
+  it("fits 1280 px and 400 px windows in every view: the page never scrolls sideways", async () => {
+    const views: [string, string][] = [
+      ["#/fleet", 'section.fleet[data-state="ready"]'],
+      ["#/service/shop/checkout", ".node-backend"],
+      ["#/explain", "main form"],
+      ["#/live", "main h1"],
+    ];
+    for (const width of [1280, 400]) {
+      const { page, errors } = await openConsole(browser, dashboard.url, { width, height: 800 });
+      for (const [hash, selector] of views) {
+        await page.goto(`${dashboard.url}${hash}`);
+        await page.locator(selector).first().waitFor({ timeout: 10_000 });
+        const widths = await page.evaluate(
+          "[document.documentElement.scrollWidth, document.body.scrollWidth]",
+        );
+        expect({ hash, width, widths }).toEqual({ hash, width, widths: [width, width] });
+      }
+      expect(errors).toEqual([]);
+    }
   });
 
   it("narrows the rows by the filters, keeps them in the URL and after a reload", async () => {
