@@ -91,12 +91,7 @@ export interface ImportStatusInputs {
 export function desiredServiceStatuses(
   inputs: ImportStatusInputs,
 ): Map<string, ServiceImportStatus> {
-  const refusals = new Map<string, ImportRefusal[]>();
-  for (const refusal of inputs.refusals) {
-    const list = refusals.get(refusal.service) ?? [];
-    list.push(refusal);
-    refusals.set(refusal.service, list);
-  }
+  const refusals = refusalsByService(inputs.refusals);
   const services = new Set<string>([
     ...inputs.served.keys(),
     ...inputs.agents.reportedServices(),
@@ -106,24 +101,58 @@ export function desiredServiceStatuses(
   const desired = new Map<string, ServiceImportStatus>();
   for (const service of [...services].sort()) {
     const served = inputs.served.get(service);
-    const agents = inputs.agents.serviceAgents(service, served);
     desired.set(
       service,
-      create(ServiceImportStatusSchema, {
+      serviceStatus({
         service,
-        originCluster: served?.origin ?? "",
-        version: served?.version ?? "",
-        agents: agentCounts({ ...agents.tally, notReady: 0 }),
-        importRejections: importRejections(refusals.get(service) ?? []),
-        agentRejections: agents.rejections.slice(0, MAX_STATUS_REJECTIONS).map((r) => ({
-          rejection: cutRejection(r.rejection),
-          agents: r.agents,
-        })),
+        served,
+        refusals: refusals.get(service) ?? [],
+        agents: inputs.agents.serviceAgents(service, served),
         localDigest: inputs.localDigests.get(service) ?? "",
       }),
     );
   }
   return desired;
+}
+
+/** What one service's status is made of: {@link serviceStatus}'s input. */
+export interface ServiceStatusFacts {
+  readonly service: string;
+  readonly served: ServedProjection | undefined;
+  /** The refusals of this service only. */
+  readonly refusals: readonly ImportRefusal[];
+  readonly agents: ReturnType<StatusAgents["serviceAgents"]>;
+  /** Empty when the cluster has no local projection of it. */
+  readonly localDigest: string;
+}
+
+/** One service's desired status (see {@link desiredServiceStatuses} for the bounds). */
+export function serviceStatus(facts: ServiceStatusFacts): ServiceImportStatus {
+  return create(ServiceImportStatusSchema, {
+    service: facts.service,
+    originCluster: facts.served?.origin ?? "",
+    version: facts.served?.version ?? "",
+    agents: agentCounts({ ...facts.agents.tally, notReady: 0 }),
+    importRejections: importRejections(facts.refusals),
+    agentRejections: facts.agents.rejections.slice(0, MAX_STATUS_REJECTIONS).map((r) => ({
+      rejection: cutRejection(r.rejection),
+      agents: r.agents,
+    })),
+    localDigest: facts.localDigest,
+  });
+}
+
+/** The refusals grouped by service. */
+export function refusalsByService(
+  refusals: readonly ImportRefusal[],
+): Map<string, ImportRefusal[]> {
+  const byService = new Map<string, ImportRefusal[]>();
+  for (const refusal of refusals) {
+    const list = byService.get(refusal.service);
+    if (list === undefined) byService.set(refusal.service, [refusal]);
+    else list.push(refusal);
+  }
+  return byService;
 }
 
 /** The `AgentCounts` message of plain counts. */
@@ -198,6 +227,7 @@ export function planStatusWrites(
   const puts: [string, Uint8Array][] = [];
   for (const [service, value] of desired) {
     const old = written.get(service);
+    if (old === value) continue;
     if (old === undefined || !sameBytes(old, value)) puts.push([service, value]);
   }
   const deletes = [...written.keys()].filter((service) => !desired.has(service));

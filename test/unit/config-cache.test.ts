@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { createImportPolicy } from "../../services/common/import-policy.js";
 import {
@@ -280,6 +282,36 @@ describe("config cache", () => {
     setDown(false);
     await waitFor(() => cache.state === "synced", 5_000, "re-sync");
     expect(told).toEqual(["lost:unavailable", "delete:ns/a", "back:synced"]);
+  });
+
+  it("holds nothing of the store's listing while it follows the store (its entries carry decoded messages)", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const inner = createMemoryStore({ origin: "hub" });
+    for (const name of ["a", "b", "c"]) await inner.put(makeProjection(`ns/${name}`));
+    const listed: WeakRef<object>[] = [];
+    const store: ConfigStore = {
+      ...inner,
+      list: async (options) => {
+        const listing = await inner.list(options);
+        listed.push(new WeakRef(listing), ...listing.entries.map((e) => new WeakRef(e)));
+        return listing;
+      },
+    };
+    const cache = cacheOver(store);
+    await cache.whenSynced();
+    // Two later tasks: a WeakRef's target is kept to the end of the job that made or read it.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(cache.state).toBe("synced");
+    expect(listed).toHaveLength(4);
+    expect(listed.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    expect(cache.snapshot(undefined, "all").entries.map((e) => e.service)).toEqual([
+      "ns/a",
+      "ns/b",
+      "ns/c",
+    ]);
   });
 
   it("refuses subscribers until its first sync, and after a stop", async () => {

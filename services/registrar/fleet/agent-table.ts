@@ -39,6 +39,12 @@ import type {
 
 /** The default most agents one replica tracks. */
 export const DEFAULT_MAX_AGENTS = 10_000;
+/** A service no agent reports: the same frozen answer every time. */
+const NO_AGENTS = Object.freeze({
+  tally: Object.freeze({ inSync: 0, behind: 0, rejecting: 0, notReady: 0 }),
+  rejections: Object.freeze([]) as readonly AgentRejectionTally[],
+});
+
 /** The most rejection kinds {@link AgentReportsView.serviceAgents} returns per service. */
 export const MAX_REJECTION_KINDS = 8;
 /** How many report intervals an agent may stay silent before it is forgotten. */
@@ -251,6 +257,8 @@ export function createAgentTable(options: AgentTableOptions): AgentTable {
     expire,
     reportedServices: () => byService.keys(),
     serviceAgents(service, served) {
+      // Most services of a large mesh have no reporting agent here: no allocation for them.
+      if (!byService.has(service)) return NO_AGENTS;
       let inSync = 0;
       let behind = 0;
       let rejecting = 0;

@@ -10,9 +10,8 @@ import {
   type ImportStatusReplica,
   ServiceImportStatusSchema,
 } from "../../../gen/aether/registry/v1/fleet_pb.js";
+import type { StatusEncoder } from "../../common/import-status-memo.js";
 import {
-  desiredServiceStatuses,
-  encodeStatuses,
   type ImportRefusal,
   planStatusWrites,
   type ServedProjection,
@@ -69,19 +68,24 @@ export interface ServiceWriteInputs {
   readonly cache: Pick<ConfigCache, "rejections">;
   readonly agents: StatusAgents;
   readonly localDigests: ReadonlyMap<string, string>;
+  /** Encodes the desired statuses, remembering the unchanged ones (one per publisher). */
+  readonly encoder: StatusEncoder;
 }
 
 /**
- * The desired service values (encoded) and the writes from `before` to
- * them; with nothing served (cache not synced) `before` stays as it is.
+ * The writes that bring `written` (what the store holds, by service) to the
+ * desired service values, how many services are desired, and `settle`,
+ * which makes `written` what the store holds once the writes landed (in
+ * place: a round allocates nothing for what did not change). With nothing
+ * served (cache not synced) nothing is written and `written` stays.
  */
 export function serviceWrites(
   place: ReplicaPlace,
   served: Map<string, ServedProjection> | undefined,
-  before: Map<string, Uint8Array>,
+  written: Map<string, Uint8Array>,
   inputs: ServiceWriteInputs,
-): { desired: Map<string, Uint8Array>; changes: StatusWrite[] } {
-  if (served === undefined) return { desired: before, changes: [] };
+): { services: number; changes: StatusWrite[]; settle: () => void } {
+  if (served === undefined) return { services: written.size, changes: [], settle: () => {} };
   const refusals: ImportRefusal[] = inputs.cache.rejections().map((r) => ({
     service: r.candidate.service,
     origin: r.candidate.origin,
@@ -89,22 +93,24 @@ export function serviceWrites(
     reason: r.reason,
     message: r.message,
   }));
-  const desired = encodeStatuses(
-    desiredServiceStatuses({
-      served,
-      refusals,
-      agents: inputs.agents,
-      localDigests: inputs.localDigests,
-    }),
-  );
-  const plan = planStatusWrites(desired, before);
+  const desired = inputs.encoder.encode({
+    served,
+    refusals,
+    agents: inputs.agents,
+    localDigests: inputs.localDigests,
+  });
+  const plan = planStatusWrites(desired, written);
   const key = (service: string) =>
     serviceStatusKey(place.prefix, place.cluster, place.replica, service);
   const changes: StatusWrite[] = [
     ...plan.puts.map(([service, value]) => ({ type: "put" as const, key: key(service), value })),
     ...plan.deletes.map((service) => ({ type: "delete" as const, key: key(service) })),
   ];
-  return { desired, changes };
+  const settle = () => {
+    for (const [service, value] of plan.puts) written.set(service, value);
+    for (const service of plan.deletes) written.delete(service);
+  };
+  return { services: desired.size, changes, settle };
 }
 
 /**

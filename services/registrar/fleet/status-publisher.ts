@@ -16,6 +16,7 @@ import {
   type ImportStatusReplica,
   ImportStatusReplicaSchema,
 } from "../../../gen/aether/registry/v1/fleet_pb.js";
+import { createStatusEncoder } from "../../common/import-status-memo.js";
 import { batches, headerDue, replicaHeader } from "../../common/import-status-plan.js";
 import { replicaHeaderKey } from "../../common/status-layout.js";
 import { createSilentLogger, type Logger } from "../../runtime/logger.js";
@@ -80,6 +81,7 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
   const now = options.now ?? Date.now;
   const logger = options.logger ?? createSilentLogger();
   let written: Map<string, Uint8Array> | undefined;
+  const encoder = createStatusEncoder();
   let lastHeader: { header: ImportStatusReplica; atMs: number } | undefined;
   const writes = publisherMetrics(options.registry, () => written?.size ?? 0);
 
@@ -131,24 +133,19 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
   };
 
   /**
-   * One round: the changed service values and, with them or when due, the
-   * header (in the last batch, so a reader sees the header agree with the
-   * values it counts).
+   * What one round writes: the changed service values and, with them or when due, the header
+   * (last, so a reader sees it agree with the values it counts). Synchronous and apart from
+   * {@link publish}, so the round's temporaries die before the write is awaited.
    */
-  const publish = async (): Promise<void> => {
-    if (written === undefined) {
-      const own = await readOwnValues(store, place);
-      written = own.values;
-      lastHeader = own.header;
-    }
+  const plan = (at: number, written: Map<string, Uint8Array>) => {
     seen = { revision: cache.revision, state: cache.state };
     const servedNow = servedProjections(cache);
-    const { desired, changes } = serviceWrites(place, servedNow, written, {
+    const { services, changes, settle } = serviceWrites(place, servedNow, written, {
       cache,
       agents,
       localDigests: local?.digests() ?? new Map(),
+      encoder,
     });
-    const at = now();
     const header = replicaHeader(
       {
         cluster,
@@ -158,7 +155,7 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
         revision: cache.revision,
         controlCluster: options.controlCluster,
         localSource: local !== undefined,
-        services: desired.size,
+        services,
         agents: agents.totals((service) => servedNow?.get(service)),
       },
       at,
@@ -168,9 +165,21 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
       const value = toBinary(ImportStatusReplicaSchema, header);
       changes.push({ type: "put", key: replicaHeaderKey(prefix, cluster, replica), value });
     }
+    return { settle, changes, header: withHeader ? header : undefined };
+  };
+
+  /** One round: reads its own old values the first time, then writes what {@link plan} says. */
+  const publish = async (): Promise<void> => {
+    if (written === undefined) {
+      const own = await readOwnValues(store, place);
+      written = own.values;
+      lastHeader = own.header;
+    }
+    const at = now();
+    const { settle, changes, header } = plan(at, written);
     await write(changes);
-    written = desired;
-    if (withHeader) {
+    settle();
+    if (header !== undefined) {
       lastHeader = { header, atMs: at };
       await collectStale(at);
     }
