@@ -143,6 +143,8 @@ const DEFAULT_POLL_INTERVAL_MS = 10_000;
 /** The compiled mains, as the container image runs them (no tsx). */
 export const REGISTRAR_JS = resolve(ROOT, "dist/services/registrar/main.js");
 const AGENT_JS = resolve(ROOT, "dist/clients/agent/main.js");
+/** The registrar's Deployment, whose Node options the registrar processes run with. */
+const REGISTRAR_MANIFEST = resolve(ROOT, "deploy/base/registrar-deployment.yaml");
 /** The agent's DaemonSet, whose Node options the agent process runs with. */
 const AGENT_MANIFEST = resolve(ROOT, "deploy/components/agent/agent-daemonset.yaml");
 
@@ -415,9 +417,11 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       "--control-cluster",
       "hub",
     ];
+    // With the Node options of the shipped Deployment: its RSS is what a registrar pod uses.
+    const env = { NODE_OPTIONS: await deployedNodeOptions(REGISTRAR_MANIFEST, "registrar") };
     const hub = await startRegistrarProcess(
       ["--cluster", "hub", ...storeArgs, "--export-source", `dir:${manifests}`],
-      { nodeArgs, timeoutMs: 60_000, script: REGISTRAR_JS },
+      { nodeArgs, timeoutMs: 60_000, script: REGISTRAR_JS, env },
     );
     registrars.push(hub);
     const tServing = preciseNow();
@@ -453,6 +457,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       nodeArgs,
       timeoutMs: 60_000,
       script: REGISTRAR_JS,
+      env,
     });
     registrars.push(spoke);
     await waitFor(
@@ -657,6 +662,7 @@ export async function runBench(flags: BenchFlags): Promise<BenchResults> {
       nodeArgs,
       timeoutMs: 60_000,
       script: REGISTRAR_JS,
+      env,
     });
     registrars.push(spoke);
     const tRestartServing = preciseNow();

@@ -146,7 +146,7 @@ describe("bench flags and report", () => {
     expect(report).toContain("intro");
     expect(report).toContain("## Analysis\nkept");
     expect(report).not.toContain("old numbers");
-    expect(report).toMatch(/ratio_p99.*\| ≤ 3 \| 4 \| \*\*missed\*\*/);
+    expect(report).toMatch(/ratio_p99.*\| ≤ 2.5 \| 4 \| \*\*missed\*\*/);
     expect(report).toMatch(/uninterested_bytes_per_change.*\| 0 \| 0 \| met/);
   });
 });
