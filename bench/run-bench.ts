@@ -144,7 +144,7 @@ const DEFAULT_POLL_INTERVAL_MS = 10_000;
 export const REGISTRAR_JS = resolve(ROOT, "dist/services/registrar/main.js");
 const AGENT_JS = resolve(ROOT, "dist/clients/agent/main.js");
 /** The registrar's Deployment, whose Node options the registrar processes run with. */
-const REGISTRAR_MANIFEST = resolve(ROOT, "deploy/base/registrar-deployment.yaml");
+export const REGISTRAR_MANIFEST = resolve(ROOT, "deploy/base/registrar-deployment.yaml");
 /** The agent's DaemonSet, whose Node options the agent process runs with. */
 const AGENT_MANIFEST = resolve(ROOT, "deploy/components/agent/agent-daemonset.yaml");
 

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --hostile`: one registrar process, as the deployment
- * runs it (compiled, `--max-old-space-size=384`, the production limits, an
+ * runs it (compiled, the Deployment's `NODE_OPTIONS`, the production limits, an
  * admin port), on a real etcd, serving real agents, while attacker
  * processes (`attacker.ts`) throw at its API port, phase by phase: 20,000
  * hostile streams, 20,000 idle connections, 10,000 concurrent list calls,
@@ -21,8 +21,9 @@ import {
   startRegistrarProcess,
 } from "../../test/support/registrar-process.js";
 import { waitFor } from "../../test/support/wait.js";
+import { deployedNodeOptions } from "../deployed-node-options.js";
 import { readMemory, sampleProcess } from "../proc-stats.js";
-import { buildMains, progress, REGISTRAR_JS } from "../run-bench.js";
+import { buildMains, progress, REGISTRAR_JS, REGISTRAR_MANIFEST } from "../run-bench.js";
 import { type Attack, prepareAttack } from "./attack-pool.js";
 import type { AttackMode, AttackStats } from "./attack-protocol.js";
 import { type GoodWindow, HOT_SERVICE, startGoodTraffic } from "./good-traffic.js";
@@ -110,6 +111,9 @@ export async function runHostileBench(flags: HostileFlags): Promise<HostileResul
         ...["--admin-listen", "127.0.0.1:0"],
       ],
       {
+        // The Deployment's Node options (its semi-space cap above all), the heap cap as asked:
+        // an option on the command line wins over the same one in NODE_OPTIONS.
+        env: { NODE_OPTIONS: await deployedNodeOptions(REGISTRAR_MANIFEST, "registrar") },
         nodeArgs: [`--max-old-space-size=${flags.heapMb}`],
         timeoutMs: 60_000,
         script: REGISTRAR_JS,

@@ -172,6 +172,15 @@ describe("deployedNodeOptions", () => {
     expect(options).toContain("--max-semi-space-size=1");
   });
 
+  it("pins the registrar's young generation as well as its old space (Node 24 sizes it from the machine)", async () => {
+    const options = await deployedNodeOptions(
+      join(ROOT, "deploy/base/registrar-deployment.yaml"),
+      "registrar",
+    );
+    expect(options).toMatch(/--max-old-space-size=\d+/);
+    expect(options).toMatch(/--max-semi-space-size=\d+/);
+  });
+
   it("fails naming the file when the container has none", async () => {
     const path = join(ROOT, "deploy/components/agent/agent-daemonset.yaml");
     await expect(deployedNodeOptions(path, "no-such-container")).rejects.toThrow(
