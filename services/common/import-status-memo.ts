@@ -21,6 +21,7 @@ import {
   refusalsByService,
   type ServiceStatusFacts,
   serviceStatus,
+  statusServices,
 } from "./import-status-plan.js";
 
 /** Encodes the desired statuses, reusing what did not change since the last call. */
@@ -85,10 +86,7 @@ export function createStatusEncoder(): StatusEncoder {
         memory.set(service, made);
         encoded.set(service, made.bytes);
       };
-      for (const service of inputs.served.keys()) visit(service);
-      for (const service of inputs.agents.reportedServices()) visit(service);
-      for (const service of refusals.keys()) visit(service);
-      for (const service of inputs.localDigests.keys()) visit(service);
+      for (const service of statusServices(inputs, refusals)) visit(service);
       for (const [service, known] of memory) {
         if (known.round === round) continue;
         memory.delete(service);
@@ -135,12 +133,7 @@ function sameFacts(known: Remembered, facts: ServiceStatusFacts, rejections: str
  */
 function rejectionsKey(facts: ServiceStatusFacts): string {
   if (facts.refusals.length === 0 && facts.agents.rejections.length === 0) return "";
-  const rejection = (r: RejectedProjection | undefined) => [
-    r?.originCluster,
-    r?.version,
-    r?.reason,
-    r?.message,
-  ];
+  const rejection = (r: RejectedProjection) => [r.originCluster, r.version, r.reason, r.message];
   return JSON.stringify([
     facts.refusals.map((r) => [r.origin, r.version, r.reason, r.message]),
     facts.agents.rejections.map((r) => [...rejection(r.rejection), r.agents]),

@@ -92,12 +92,7 @@ export function desiredServiceStatuses(
   inputs: ImportStatusInputs,
 ): Map<string, ServiceImportStatus> {
   const refusals = refusalsByService(inputs.refusals);
-  const services = new Set<string>([
-    ...inputs.served.keys(),
-    ...inputs.agents.reportedServices(),
-    ...refusals.keys(),
-    ...inputs.localDigests.keys(),
-  ]);
+  const services = new Set(statusServices(inputs, refusals));
   const desired = new Map<string, ServiceImportStatus>();
   for (const service of [...services].sort()) {
     const served = inputs.served.get(service);
@@ -113,6 +108,21 @@ export function desiredServiceStatuses(
     );
   }
   return desired;
+}
+
+/**
+ * Every service that has a status: served, reported by an agent, refused
+ * (`refusals` grouped by {@link refusalsByService}) or configured locally;
+ * a service may come more than once.
+ */
+export function* statusServices(
+  inputs: ImportStatusInputs,
+  refusals: ReadonlyMap<string, unknown>,
+): Generator<string> {
+  yield* inputs.served.keys();
+  yield* inputs.agents.reportedServices();
+  yield* refusals.keys();
+  yield* inputs.localDigests.keys();
 }
 
 /** What one service's status is made of: {@link serviceStatus}'s input. */

@@ -137,10 +137,10 @@ export function createStatusPublisher(options: StatusPublisherOptions): StatusPu
    * (last, so a reader sees it agree with the values it counts). Synchronous and apart from
    * {@link publish}, so the round's temporaries die before the write is awaited.
    */
-  const plan = (at: number, written: Map<string, Uint8Array>) => {
+  const plan = (at: number, stored: Map<string, Uint8Array>) => {
     seen = { revision: cache.revision, state: cache.state };
     const servedNow = servedProjections(cache);
-    const { services, changes, settle } = serviceWrites(place, servedNow, written, {
+    const { services, changes, settle } = serviceWrites(place, servedNow, stored, {
       cache,
       agents,
       localDigests: local?.digests() ?? new Map(),
